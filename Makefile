@@ -1,0 +1,40 @@
+# Two commands: `make chat` (run the app on embedded defaults) and `make test` (the whole suite).
+# Each creates or reuses .venv and installs exactly what it needs.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export GRADIO_ANALYTICS_ENABLED := False
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: chat test install install-dev browser lint bench
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# Debian chromium for the browser test (never `playwright install`).
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+chat: install
+	$(VENV)/bin/autorecipe ingest
+	$(VENV)/bin/autorecipe chat
+
+test: install-dev browser
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+bench: install-dev
+	for b in benchmarks/bench_*.py; do $(PY) $$b; done

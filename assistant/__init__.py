@@ -1,0 +1,1 @@
+"""Auto Recipe assistant: reads the catalog and the vector store, answers questions."""

@@ -1,0 +1,319 @@
+"""Typed records that cross module boundaries.
+
+Every record has a stable JSON form (`model_dump(mode="json")`). The CLI's `--json`, the Gradio
+panel, the Slack blocks and the evals all read these shapes, so field names are a contract.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Kind = Literal["library", "benchmark"]
+Mode = Literal["pretrain", "sft", "peft"]
+JSONScalar = str | int | float | bool | None
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+# ---------------------------------------------------------------- recipe catalog (ingest -> assistant)
+
+
+class Parallelism(Record):
+    """Model-parallel sizes as the recipe sets them; None = not set (upstream default applies)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    vp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    etp: int | None = None
+    sp: bool | None = None
+
+
+class SourceRef(Record):
+    path: str
+    line: int
+
+
+class CudaGraph(Record):
+    impl: str | None = None
+    scope: list[str] | None = None
+
+
+class RecipeRecord(Record):
+    """One exported recipe name in one Megatron-Bridge version, read statically from source."""
+
+    name: str
+    canonical: str
+    aliases: list[str] = Field(default_factory=list)
+    version: str
+    kind: Kind
+    family: str
+    mode: Mode | None = None
+    hf_model_id: str | None = None
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    seq_length: int | None = None
+    model_seq_length: int | None = None
+    global_batch_size: int | None = None
+    micro_batch_size: int | None = None
+    min_gpus: int | None = None
+    encoded_gpus: int | None = None
+    gpu_type: str | None = None
+    gpu_variant: str | None = None
+    precision: str | None = None
+    peft: str | None = None
+    recompute: str | None = None
+    recompute_modules: list[str] | None = None
+    cuda_graph: CudaGraph | None = None
+    fsdp: bool | None = None
+    packed_sequence: bool | None = None
+    module: str = ""
+    reachable: bool = True
+    source: SourceRef
+    # Every statically known config write, dotted path -> last value ("model.use_te_rng_tracker": True).
+    fields: dict[str, Any] = Field(default_factory=dict)
+    unknown: dict[str, str] = Field(default_factory=dict)
+
+
+class LauncherFlag(Record):
+    """One argparse argument of run_recipe.py, as read from its add_argument call."""
+
+    names: list[str]
+    dest: str | None = None
+    action: str | None = None
+    required: bool = False
+    choices: list[str] | None = None
+    default: JSONScalar = None
+    nargs: str | int | None = None
+    type: str | None = None
+    help: str | None = None
+
+
+class DatasetPreset(Record):
+    name: str
+    modes: list[str] = Field(default_factory=list)
+    description: str | None = None
+
+
+class BenchmarkLauncher(Record):
+    """How a benchmark recipe is launched in one version."""
+
+    script: str
+    flags: list[LauncherFlag] = Field(default_factory=list)
+    notes: str | None = None
+
+
+class LauncherSpec(Record):
+    script: str | None  # None when the version has no run_recipe.py (v0.2.x)
+    flags: list[LauncherFlag] = Field(default_factory=list)
+    modes: list[str] | None = None
+    dataset_presets: list[DatasetPreset] = Field(default_factory=list)
+    mode_inference: str | None = None
+    benchmark: BenchmarkLauncher | None = None
+
+
+class CatalogSource(Record):
+    kind: Literal["wheel", "git", "installed", "checkout"]
+    ref: str
+    commit: str | None = None
+
+
+class Catalog(Record):
+    version: str
+    source: CatalogSource
+    recipes: list[RecipeRecord]
+    launcher: LauncherSpec
+    warnings: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- model architecture
+
+
+class ModelArch(Record):
+    """Architecture of one HF model, in Megatron TransformerConfig field names."""
+
+    hf_model_id: str
+    family: str
+    num_layers: int
+    hidden_size: int
+    ffn_hidden_size: int | None = None
+    num_attention_heads: int
+    num_query_groups: int | None = None
+    kv_channels: int | None = None
+    vocab_size: int | None = None
+    max_position_embeddings: int | None = None
+    tied_embeddings: bool = False
+    gated_linear_unit: bool = True
+    num_moe_experts: int | None = None
+    moe_router_topk: int | None = None
+    moe_ffn_hidden_size: int | None = None
+    moe_shared_expert_intermediate_size: int | None = None
+    # Indices of MoE layers are described by the first dense layers and a frequency.
+    moe_first_k_dense: int | None = None
+    moe_layer_freq: int | None = None
+    multi_latent_attention: bool = False
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_head_dim: int | None = None
+    qk_pos_emb_head_dim: int | None = None
+    v_head_dim: int | None = None
+    total_params: float | None = None
+    active_params: float | None = None
+    is_vlm: bool = False
+    is_hybrid: bool = False
+    # Megatron hybrid_override_pattern of Mamba hybrids (M = Mamba, * = attention, - = MLP, E = MoE).
+    hybrid_layer_pattern: str | None = None
+    source: str
+
+
+# ---------------------------------------------------------------- cluster, plans, findings
+
+
+class Cluster(Record):
+    num_gpus: int
+    gpu_type: str = "h100"
+    gpus_per_node: int = 8
+
+    @property
+    def num_nodes(self) -> int:
+        return max(1, -(-self.num_gpus // self.gpus_per_node))
+
+
+class Finding(Record):
+    id: str
+    severity: Literal["error", "warning", "info"]
+    message: str
+    message_zh: str
+    upstream_error: str | None = None
+    fix: str | None = None
+
+
+class Override(Record):
+    key: str
+    value: Any
+    reason: str
+    reason_zh: str | None = None
+    # "class" is a keyword; the JSON key is "class".
+    change_class: Literal["convergence", "execution", "benchmark-only"] = Field(alias="class")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class Plan(Record):
+    tp: int
+    pp: int
+    vp: int | None
+    cp: int
+    ep: int
+    etp: int | None
+    sp: bool
+    dp: int
+    mbs: int
+    gbs: int
+    ga: int
+    num_gpus: int
+
+
+# ---------------------------------------------------------------- understanding (text -> slots)
+
+Intent = Literal[
+    "recommend",
+    "first_try",
+    "benchmark",
+    "explain",
+    "troubleshoot",
+    "validate",
+    "compare_versions",
+    "out_of_scope",
+]
+
+
+class Slots(Record):
+    """What a question (or a conversation so far) says; None = not said."""
+
+    language: Literal["en", "zh"] = "en"
+    intent: Intent = "recommend"
+    model_text: str | None = None  # the words that named the model, verbatim
+    model_stem: str | None = None  # recipe-name stem, e.g. "qwen3_30b_a3b", "llama3_8b", "llama31_405b"
+    hf_model_id: str | None = None
+    num_gpus: int | None = None
+    gpu_type: str | None = None  # lower-case: h100, h200, a100, b200, b300, gb200, gb300
+    gpus_per_node: int | None = None
+    num_nodes: int | None = None
+    goal: Mode | None = None
+    peft_scheme: Literal["lora", "dora"] | None = None
+    seq_length: int | None = None
+    version: str | None = None
+    other_version: str | None = None  # the second version of a compare_versions question
+    dataset: str | None = None
+    recipe_name: str | None = None  # an explicit *_config name in the text
+    error_text: str | None = None  # a pasted error message, for troubleshooting
+    overrides: dict[str, str] = Field(default_factory=dict)  # KEY=VALUE pairs in the text
+
+
+# ---------------------------------------------------------------- answers (assistant -> front ends, evals)
+
+
+class Citation(Record):
+    n: int
+    source: str
+    heading: str
+    text: str | None = None
+
+
+class Commands(Record):
+    torchrun: str | None = None
+    multinode: str | None = None
+    slurm: str | None = None
+    benchmark: str | None = None
+
+
+class Answer(Record):
+    """What `autorecipe ask --json` prints; the Gradio panel, Slack blocks and evals read it."""
+
+    language: Literal["en", "zh"]
+    intent: Intent
+    slots: Slots
+    version: str
+    recipe: RecipeRecord | None = None
+    dataset: str | None = None
+    plan: dict[str, Any] | None = None
+    commands: Commands = Field(default_factory=Commands)
+    overrides: list[dict[str, Any]] = Field(default_factory=list)
+    findings: list[dict[str, Any]] = Field(default_factory=list)
+    checklist: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    fit: dict[str, Any] | None = None
+    answer_markdown: str
+    follow_up: list[str] = Field(default_factory=list)
+    llm_used: bool = False
+
+
+# ---------------------------------------------------------------- retrieval
+
+
+class Hit(Record):
+    chunk_id: str
+    source: str
+    heading: str
+    doc_type: str
+    lang: str
+    text: str
+    score: float
+    version: str = "all"
+
+
+class SearchResult(Record):
+    query: str
+    hits: list[Hit]
+    abstain: bool = False

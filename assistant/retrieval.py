@@ -1,0 +1,156 @@
+"""Hybrid retrieval: dense (MiniLM in Chroma) + BM25 (jieba-aware tokens), fused by reciprocal rank fusion.
+
+Chinese questions are weak in the English-only dense space, so they also search with their glossary
+expansion, and BM25 carries them. `abstain` is set when neither side found anything relevant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from rank_bm25 import BM25Okapi
+
+from assistant.errors import UserError
+from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, tokenize
+from assistant.records import Hit, SearchResult
+from assistant.settings import Settings, get_settings
+from assistant.vectorstore import make_embeddings, open_current
+
+RRF_K = 60
+CANDIDATES = 30
+# Cosine similarity under which a dense hit is noise for MiniLM on this corpus.
+MIN_DENSE_SCORE = 0.30
+MIN_BM25_SCORE = 1.0
+
+
+@dataclass(frozen=True)
+class Filters:
+    lang: str | None = None
+    version: str | None = None
+    doc_type: str | None = None
+
+    def chroma_where(self) -> dict[str, Any] | None:
+        clauses: list[dict[str, Any]] = []
+        if self.lang:
+            clauses.append({"lang": self.lang})
+        if self.version:
+            clauses.append({"version": {"$in": ["all", self.version]}})
+        if self.doc_type:
+            clauses.append({"doc_type": self.doc_type})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+    def accepts(self, meta: dict[str, Any]) -> bool:
+        return (
+            (not self.lang or meta.get("lang") == self.lang)
+            and (not self.version or meta.get("version") in ("all", self.version))
+            and (not self.doc_type or meta.get("doc_type") == self.doc_type)
+        )
+
+
+def _clean_query(query: str) -> str:
+    text = " ".join(query.split())
+    if not text:
+        raise UserError("the query is empty; ask about a model, a recipe, a config key or an error message")
+    return text[:MAX_QUERY_CHARS]
+
+
+class HybridRetriever:
+    """Holds one index generation in memory (BM25) and a handle to its Chroma collection."""
+
+    def __init__(self, settings: Settings):
+        from langchain_chroma import Chroma
+
+        client, collection_name, manifest = open_current(settings)
+        self.generation = manifest.get("generation")
+        self._dense = Chroma(
+            collection_name=collection_name,
+            embedding_function=make_embeddings(settings.resolved_embedding_model_path()),
+            client=client,
+            create_collection_if_not_exists=False,
+        )
+        data = client.get_collection(collection_name).get(include=["metadatas", "documents"])
+        self._ids: list[str] = data["ids"]
+        self._meta: list[dict[str, Any]] = data["metadatas"]
+        self._docs: list[str] = data["documents"]
+        self._position = {cid: i for i, cid in enumerate(self._ids)}
+        self._bm25 = BM25Okapi([(m.get("bm25") or "").split() or ["\u2205"] for m in self._meta])
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def _dense_ranked(self, text: str, filters: Filters) -> list[tuple[str, float]]:
+        found = self._dense.similarity_search_with_score(text, k=CANDIDATES, filter=filters.chroma_where())
+        # Chroma returns cosine distance for a cosine collection.
+        return [(doc.metadata["chunk_id"], 1.0 - distance) for doc, distance in found]
+
+    def _bm25_ranked(self, tokens: list[str], filters: Filters) -> list[tuple[str, float]]:
+        if not tokens:
+            return []
+        scores = self._bm25.get_scores(tokens)
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        ranked = []
+        for i in order:
+            if scores[i] <= 0 or len(ranked) >= CANDIDATES:
+                break
+            if filters.accepts(self._meta[i]):
+                ranked.append((self._ids[i], float(scores[i])))
+        return ranked
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        lang: str | None = None,
+        version: str | None = None,
+        doc_type: str | None = None,
+    ) -> SearchResult:
+        text = _clean_query(query)
+        if k < 1:
+            raise UserError("k must be at least 1")
+        filters = Filters(lang=lang, version=version, doc_type=doc_type)
+        expanded = expand_query(text)
+        rankings = [self._dense_ranked(expanded, filters), self._bm25_ranked(tokenize(expanded), filters)]
+        if is_chinese(text) and expanded != text:
+            rankings.append(self._dense_ranked(text, filters))
+        fused: dict[str, float] = {}
+        for ranking in rankings:
+            for rank, (chunk_id, _) in enumerate(ranking):
+                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        best_dense = max((s for s in dict(rankings[0]).values()), default=0.0)
+        best_bm25 = max((s for s in dict(rankings[1]).values()), default=0.0)
+        abstain = best_dense < MIN_DENSE_SCORE and best_bm25 < MIN_BM25_SCORE
+        hits = []
+        for chunk_id, score in sorted(fused.items(), key=lambda kv: kv[1], reverse=True)[:k]:
+            i = self._position[chunk_id]
+            meta = self._meta[i]
+            hits.append(
+                Hit(
+                    chunk_id=chunk_id,
+                    source=meta["source"],
+                    heading=meta["heading"],
+                    doc_type=meta["doc_type"],
+                    lang=meta["lang"],
+                    version=meta.get("version", "all"),
+                    text=self._docs[i],
+                    score=round(score, 6),
+                )
+            )
+        return SearchResult(query=text, hits=[] if abstain else hits, abstain=abstain)
+
+
+@lru_cache(maxsize=4)
+def _cached(settings: Settings, generation: str | None) -> HybridRetriever:
+    return HybridRetriever(settings)
+
+
+def make_retriever(settings: Settings | None = None) -> HybridRetriever:
+    """The one way to get a retriever; reopens only when ingest has switched generations."""
+    from assistant.vectorstore import current_generation
+
+    settings = settings or get_settings()
+    generation = current_generation(settings) if settings.chroma_mode == "persistent" else None
+    return _cached(settings, generation)

@@ -1,0 +1,1 @@
+"""Deterministic rule module: validate, resize, classify, commands. Pure functions, no I/O."""

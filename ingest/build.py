@@ -1,0 +1,142 @@
+"""Collect every document the index should hold and write it as one new generation.
+
+The bundled knowledge base (guide pages and recipe catalogs) is always included. Extra files or
+Megatron-Bridge checkouts a user adds are remembered in the manifest, so a later plain `ingest` keeps them
+(a path that has disappeared is dropped, with a warning).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from collections.abc import Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assistant.errors import UserError
+from assistant.records import Catalog
+from assistant.settings import Settings
+from assistant.vectorstore import index_root, open_current
+from ingest.docs import TEXT_SUFFIXES, Chunk, chunk_file
+from ingest.recipe_docs import recipe_chunks
+from ingest.store import IngestReport, write_index
+
+MAX_FILES_PER_TREE = 5000
+
+
+@dataclass
+class Collected:
+    chunks: list[Chunk] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def bundled_chunks(knowledge_base: Path) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for page in sorted((knowledge_base / "guide").glob("*/*.md")):
+        rel = page.relative_to(knowledge_base).as_posix()
+        chunks.extend(chunk_file(page, source=rel, doc_type="guide"))
+    for catalog_file in sorted((knowledge_base / "catalogs").glob("*.json")):
+        catalog = Catalog.model_validate_json(catalog_file.read_text(encoding="utf-8"))
+        chunks.extend(recipe_chunks(catalog))
+    return chunks
+
+
+def _is_mbridge_checkout(path: Path) -> bool:
+    return (
+        (path / "src" / "megatron" / "bridge").is_dir()
+        or (path / "docs").is_dir()
+        and (path / "skills").is_dir()
+    )
+
+
+def _tree_files(root: Path) -> list[Path]:
+    if _is_mbridge_checkout(root):
+        candidates = [p for sub in ("docs", "skills") for p in (root / sub).rglob("*.md")]
+    else:
+        candidates = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES - {""}]
+    if len(candidates) > MAX_FILES_PER_TREE:
+        raise UserError(
+            f"{root}: {len(candidates)} files is more than {MAX_FILES_PER_TREE}; pass a smaller folder"
+        )
+    return sorted(candidates)
+
+
+def _checkout_version(path: Path) -> str:
+    try:
+        from assistant.catalog import detect_version
+    except ImportError:
+        return "all"
+    return detect_version(path) or "all"
+
+
+def extra_chunks(path: Path) -> list[Chunk]:
+    """Chunks of one user-supplied file, folder or Megatron-Bridge checkout."""
+    path = path.expanduser().resolve()
+    if path.is_dir():
+        is_checkout = _is_mbridge_checkout(path)
+        version = _checkout_version(path) if is_checkout else "all"
+        label = "mbridge" if is_checkout else f"user/{path.name}"
+        chunks: list[Chunk] = []
+        for file in _tree_files(path):
+            rel = file.relative_to(path).as_posix()
+            doc_type = "upstream" if is_checkout else "user"
+            chunks.extend(chunk_file(file, source=f"{label}/{rel}", doc_type=doc_type, version=version))
+        return chunks
+    return chunk_file(path, source=f"user/{path.name}", doc_type="user")
+
+
+def collect(settings: Settings, extra_paths: Iterable[Path], remembered: Iterable[str]) -> Collected:
+    collected = Collected(chunks=bundled_chunks(settings.knowledge_base))
+    for path in [Path(p) for p in remembered] + list(extra_paths):
+        resolved = str(path.expanduser().resolve())
+        if resolved in collected.sources:
+            continue
+        if path in extra_paths:
+            collected.chunks.extend(
+                extra_chunks(path)
+            )  # bad input raises UserError before anything is written
+        elif path.exists():
+            try:
+                collected.chunks.extend(extra_chunks(path))
+            except UserError as error:
+                collected.warnings.append(f"dropped {path}: {error}")
+                continue
+        else:
+            collected.warnings.append(f"dropped {path}: it no longer exists, so its passages were removed")
+            continue
+        collected.sources.append(resolved)
+    return collected
+
+
+@contextmanager
+def _ingest_lock(settings: Settings):
+    """One writer at a time; a second ingest waits instead of corrupting the first."""
+    root = index_root(settings)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def remembered_sources(settings: Settings) -> list[str]:
+    try:
+        return list(open_current(settings)[2].get("sources", []))
+    except UserError:
+        return []
+
+
+def ingest(
+    settings: Settings, extra_paths: list[Path], *, forget: list[Path] = ()
+) -> tuple[IngestReport, list[str]]:
+    forgotten = {str(p.expanduser().resolve()) for p in forget}
+    with _ingest_lock(settings):
+        remembered = [s for s in remembered_sources(settings) if s not in forgotten]
+        collected = collect(settings, extra_paths, remembered)
+        report = write_index(collected.chunks, settings, sources=collected.sources)
+    return report, collected.warnings
+
+
+def manifest_summary(settings: Settings) -> str:
+    return json.dumps(open_current(settings)[2], indent=1)

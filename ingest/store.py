@@ -1,0 +1,185 @@
+"""Write chunks into a new index generation, incrementally, and switch to it only when it is whole.
+
+Unchanged chunks (same content hash) are neither re-embedded nor rewritten; removed ones are deleted.
+An interrupted ingest leaves the previous generation, and the pointer to it, untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant.lexical import tokenize
+from assistant.settings import Settings
+from assistant.vectorstore import (
+    COSINE,
+    current_generation,
+    http_client,
+    index_root,
+    make_embeddings,
+    open_current,
+    persistent_client,
+    pointer_collection,
+)
+from ingest.docs import Chunk
+
+BATCH = 256
+KEEP_GENERATIONS = 2  # the current one and the one before it, which a running reader may still hold
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    generation: str
+    added: int
+    removed: int
+    unchanged: int
+    total: int
+    seconds: float
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.removed
+
+
+def _existing_ids(settings: Settings) -> tuple[set[str], dict]:
+    try:
+        client, name, manifest = open_current(settings)
+    except Exception:  # noqa: BLE001 - no usable previous index: start from empty
+        return set(), {}
+    try:
+        return set(client.get_collection(name).get(include=[])["ids"]), manifest
+    except Exception:  # noqa: BLE001
+        return set(), {}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _add_chunks(vector_store, chunks: Sequence[Chunk]) -> None:
+    for start in range(0, len(chunks), BATCH):
+        batch = chunks[start : start + BATCH]
+        vector_store.add_texts(
+            texts=[c.text for c in batch],
+            metadatas=[{**c.metadata(), "bm25": " ".join(tokenize(c.text))} for c in batch],
+            ids=[c.chunk_id for c in batch],
+        )
+
+
+def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequence[str] = ()) -> IngestReport:
+    """Bring the index to exactly `chunks`; returns what changed."""
+    from langchain_chroma import Chroma
+
+    started = time.perf_counter()
+    unique = {c.chunk_id: c for c in chunks}
+    model_path = settings.resolved_embedding_model_path()
+    old_ids, old_manifest = _existing_ids(settings)
+    same_model = old_manifest.get("embedding_model") == model_path
+    if not same_model:
+        old_ids = set()
+    to_add = [c for cid, c in unique.items() if cid not in old_ids]
+    to_remove = sorted(old_ids - unique.keys())
+    previous = current_generation(
+        settings, None if settings.chroma_mode == "persistent" else http_client(settings)
+    )
+    if previous and same_model and not to_add and not to_remove:
+        return IngestReport(previous, 0, 0, len(unique), len(unique), time.perf_counter() - started)
+
+    generation = time.strftime("gen-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    manifest = {
+        "generation": generation,
+        "embedding_model": model_path,
+        "chunks": len(unique),
+        "sources": list(sources),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    embeddings = make_embeddings(model_path)
+    if settings.chroma_mode == "persistent":
+        root = index_root(settings)
+        root.mkdir(parents=True, exist_ok=True)
+        staging = root / f".staging-{generation}"
+        if previous and same_model:
+            shutil.copytree(root / previous, staging)
+        else:
+            staging.mkdir()
+        client = persistent_client(staging)
+        store = Chroma(
+            collection_name=settings.collection,
+            embedding_function=embeddings,
+            client=client,
+            collection_configuration=COSINE,
+        )
+        _add_chunks(store, to_add)
+        if to_remove:
+            store.delete(ids=to_remove)
+        _write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
+        del store, client
+        os.replace(staging, root / generation)
+        _write_atomic(root / "CURRENT", generation)
+        _prune_persistent(root, keep={generation, previous})
+    else:
+        client = http_client(settings)
+        name = f"{settings.collection}__{generation}"
+        store = Chroma(
+            collection_name=name,
+            embedding_function=embeddings,
+            client=client,
+            collection_configuration=COSINE,
+        )
+        if previous and same_model:
+            _copy_collection(client, f"{settings.collection}__{previous}", name, skip=set(to_remove))
+        _add_chunks(store, to_add)
+        client.get_collection(name).modify(metadata={"manifest": json.dumps(manifest)})
+        client.get_or_create_collection(pointer_collection(settings)).modify(
+            metadata={"generation": generation}
+        )
+        _prune_http(client, settings, keep={generation, previous})
+    return IngestReport(
+        generation,
+        len(to_add),
+        len(to_remove),
+        len(unique) - len(to_add),
+        len(unique),
+        time.perf_counter() - started,
+    )
+
+
+def _copy_collection(client, source: str, target: str, *, skip: set[str]) -> None:
+    """Server mode has no directory to copy: carry embeddings over so unchanged chunks are not re-embedded."""
+    data = client.get_collection(source).get(include=["embeddings", "metadatas", "documents"])
+    keep = [i for i, cid in enumerate(data["ids"]) if cid not in skip]
+    target_collection = client.get_collection(target)
+    for start in range(0, len(keep), BATCH):
+        rows = keep[start : start + BATCH]
+        target_collection.add(
+            ids=[data["ids"][i] for i in rows],
+            embeddings=[data["embeddings"][i] for i in rows],
+            metadatas=[data["metadatas"][i] for i in rows],
+            documents=[data["documents"][i] for i in rows],
+        )
+
+
+def _prune_persistent(root: Path, *, keep: set[str | None]) -> None:
+    generations = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("gen-"))
+    for path in generations[: max(0, len(generations) - KEEP_GENERATIONS)]:
+        if path.name not in keep:
+            shutil.rmtree(path, ignore_errors=True)
+    for stale in root.glob(".staging-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _prune_http(client, settings: Settings, *, keep: set[str | None]) -> None:
+    prefix = f"{settings.collection}__gen-"
+    names = sorted(c.name if hasattr(c, "name") else str(c) for c in client.list_collections())
+    generations = [n for n in names if n.startswith(prefix)]
+    for name in generations[: max(0, len(generations) - KEEP_GENERATIONS)]:
+        if name.removeprefix(f"{settings.collection}__") not in keep:
+            client.delete_collection(name)

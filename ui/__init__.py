@@ -1,0 +1,1 @@
+"""Front ends: CLI, Gradio chat, Slack bot. Thin: parse input, call the assistant, render."""

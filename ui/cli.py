@@ -1,0 +1,46 @@
+"""The `autorecipe` console script: registers every command group and turns errors into messages."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from assistant.errors import UserError
+from ui.commands import assistant_cmds, check_plan, estimate, evaluate, ingest_search, recipes
+
+app = typer.Typer(
+    name="autorecipe",
+    help="Auto Recipe: choose, resize and launch Megatron-Bridge recipes.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, evaluate):
+    module.register(app)
+
+
+def main() -> None:
+    """Entry point: a UserError prints its message (exit 2); nothing prints a traceback unless debugging."""
+    try:
+        app()
+    except UserError as error:
+        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # noqa: BLE001 - last line of defence for a CLI
+        if os.environ.get("AUTORECIPE_DEBUG"):
+            raise
+        typer.secho(
+            f"internal error: {type(error).__name__}: {error} (set AUTORECIPE_DEBUG=1 for details)",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
