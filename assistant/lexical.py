@@ -137,6 +137,9 @@ ZH_STOPWORDS = frozenset(
     ]
 )
 
+# Bump when `tokenize` changes: stored BM25 tokens are then rebuilt on the next ingest.
+TOKENIZER_VERSION = "3"
+
 # Question budgets: BM25 over a 100 KB paste is slow and pointless; the first part carries the intent.
 MAX_QUERY_CHARS = 4000
 
@@ -194,7 +197,7 @@ def _ascii_tokens(text: str) -> Iterable[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """BM25 tokens: identifiers whole and split, sizes like 128K both ways, Chinese segmented by jieba."""
+    """BM25 tokens: identifiers whole and split, 128K both ways, Chinese as jieba words and bigrams."""
     norm = normalize(text)
     norm = _WAN_RE.sub(lambda m: f" {int(float(m.group(1)) * 10000)} ", norm)
     tokens: list[str] = [t for t in _ascii_tokens(norm) if t not in EN_STOPWORDS]
@@ -203,6 +206,8 @@ def tokenize(text: str) -> list[str]:
         jieba = _jieba()
         for run in runs:
             tokens.extend(w for w in jieba.lcut_for_search(run) if w.strip() and w not in ZH_STOPWORDS)
+            # Character bigrams (as Lucene's CJK analyzer) match phrasings jieba segments differently.
+            tokens.extend(b for i in range(len(run) - 1) if (b := run[i : i + 2]) not in ZH_STOPWORDS)
     return tokens
 
 

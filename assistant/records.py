@@ -94,6 +94,9 @@ class LauncherFlag(Record):
     nargs: str | int | None = None
     type: str | None = None
     help: str | None = None
+    # Id of the mutually exclusive group the flag belongs to (e.g. --model xor --recipe), if any.
+    mutually_exclusive: str | None = None
+    group_required: bool = False
 
 
 class DatasetPreset(Record):

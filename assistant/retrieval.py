@@ -1,7 +1,9 @@
-"""Hybrid retrieval: dense (MiniLM in Chroma) + BM25 (jieba-aware tokens), fused by reciprocal rank fusion.
+"""Hybrid retrieval: dense (MiniLM in Chroma) + BM25 (jieba-aware tokens), fused by weighted reciprocal rank.
 
-Chinese questions are weak in the English-only dense space, so they also search with their glossary
-expansion, and BM25 carries them. `abstain` is set when neither side found anything relevant.
+English questions weigh BM25 1.0 and dense 0.5. Chinese questions are weak in the English-only dense
+space, so BM25 over their own tokens dominates, and the zh->en glossary expansion (BM25 0.2, dense 0.1)
+adds English evidence; the weights were chosen on evals/golden/retrieval.jsonl (see the README).
+`abstain` is set when neither side found anything relevant.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, tokenize
 from assistant.records import Hit, SearchResult
 from assistant.settings import Settings, get_settings
-from assistant.vectorstore import make_embeddings, open_current
+from assistant.vectorstore import make_embeddings, open_current, version_flag
 
 RRF_K = 60
 CANDIDATES = 30
@@ -36,7 +38,7 @@ class Filters:
         if self.lang:
             clauses.append({"lang": self.lang})
         if self.version:
-            clauses.append({"version": {"$in": ["all", self.version]}})
+            clauses.append({"$or": [{"version": "all"}, {version_flag(self.version): True}]})
         if self.doc_type:
             clauses.append({"doc_type": self.doc_type})
         if not clauses:
@@ -46,7 +48,9 @@ class Filters:
     def accepts(self, meta: dict[str, Any]) -> bool:
         return (
             (not self.lang or meta.get("lang") == self.lang)
-            and (not self.version or meta.get("version") in ("all", self.version))
+            and (
+                not self.version or meta.get("version") == "all" or bool(meta.get(version_flag(self.version)))
+            )
             and (not self.doc_type or meta.get("doc_type") == self.doc_type)
         )
 
@@ -113,15 +117,20 @@ class HybridRetriever:
             raise UserError("k must be at least 1")
         filters = Filters(lang=lang, version=version, doc_type=doc_type)
         expanded = expand_query(text)
-        rankings = [self._dense_ranked(expanded, filters), self._bm25_ranked(tokenize(expanded), filters)]
-        if is_chinese(text) and expanded != text:
-            rankings.append(self._dense_ranked(text, filters))
+        dense = self._dense_ranked(expanded, filters)
+        lexical = self._bm25_ranked(tokenize(text), filters)
+        if is_chinese(text):
+            # MiniLM is English-only: BM25 over the question's own jieba words and bigrams carries
+            # Chinese; the glossary expansion (BM25 and dense) adds English evidence at low weight.
+            runs = [(lexical, 1.0), (self._bm25_ranked(tokenize(expanded), filters), 0.2), (dense, 0.1)]
+        else:
+            runs = [(lexical, 1.0), (dense, 0.5)]
         fused: dict[str, float] = {}
-        for ranking in rankings:
+        for ranking, weight in runs:
             for rank, (chunk_id, _) in enumerate(ranking):
-                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-        best_dense = max((s for s in dict(rankings[0]).values()), default=0.0)
-        best_bm25 = max((s for s in dict(rankings[1]).values()), default=0.0)
+                fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (RRF_K + rank + 1)
+        best_dense = max((score for _, score in dense), default=0.0)
+        best_bm25 = max((score for _, score in lexical), default=0.0)
         abstain = best_dense < MIN_DENSE_SCORE and best_bm25 < MIN_BM25_SCORE
         hits = []
         for chunk_id, score in sorted(fused.items(), key=lambda kv: kv[1], reverse=True)[:k]:

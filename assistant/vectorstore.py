@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,11 @@ def make_embeddings(model_path: str):
         model_kwargs={"device": "cpu", "local_files_only": True},
         encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
     )
+
+
+def version_flag(version: str) -> str:
+    """Metadata key that marks a passage as valid for one version: '0.6.0' -> 'in_0_6_0'."""
+    return "in_" + re.sub(r"\W", "_", version.strip())
 
 
 def chroma_settings():

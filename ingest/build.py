@@ -37,10 +37,11 @@ def bundled_chunks(knowledge_base: Path) -> list[Chunk]:
     for page in sorted((knowledge_base / "guide").glob("*/*.md")):
         rel = page.relative_to(knowledge_base).as_posix()
         chunks.extend(chunk_file(page, source=rel, doc_type="guide"))
-    for catalog_file in sorted((knowledge_base / "catalogs").glob("*.json")):
-        catalog = Catalog.model_validate_json(catalog_file.read_text(encoding="utf-8"))
-        chunks.extend(recipe_chunks(catalog))
-    return chunks
+    catalogs = [
+        Catalog.model_validate_json(path.read_text(encoding="utf-8"))
+        for path in sorted((knowledge_base / "catalogs").glob("*.json"))
+    ]
+    return chunks + recipe_chunks(catalogs)
 
 
 def _is_mbridge_checkout(path: Path) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from assistant.errors import UserError
 from assistant.lexical import is_chinese
+from assistant.vectorstore import version_flag
 
 MAX_CHUNK_CHARS = 1400
 MAX_FILE_BYTES = 5_000_000
@@ -48,8 +49,10 @@ class Chunk:
         )
         return digest.hexdigest()[:20]
 
-    def metadata(self) -> dict[str, str]:
-        return {
+    def metadata(self) -> dict[str, str | bool]:
+        """Scalars only (Chroma); `in_<version>` flags let a filter match a passage of many versions."""
+        flags = {version_flag(v): True for v in self.version.split(",") if v and v != "all"}
+        return flags | {
             "chunk_id": self.chunk_id,
             "source": self.source,
             "heading": self.heading,

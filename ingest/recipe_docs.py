@@ -1,4 +1,9 @@
-"""Catalog rows -> retrievable recipe-table passages (one per recipe function and version)."""
+"""Catalog rows -> retrievable recipe-table passages.
+
+One passage per recipe function whose facts are identical across bundled versions (0.6.0 and main share
+most), tagged with every version it holds for; this keeps the index small enough to embed in under a
+minute on two cores.
+"""
 
 from __future__ import annotations
 
@@ -9,46 +14,49 @@ from ingest.docs import Chunk
 
 
 def _value(value) -> str:
-    return "unset" if value is None else str(value)
+    return "-" if value is None else str(value)
 
 
 def describe_recipe(record: RecipeRecord, aliases: list[str]) -> str:
     """A flat, greppable description; numbers exactly as the catalog holds them."""
     p = record.parallelism
     lines = [
-        f"Recipe {record.canonical} ({record.kind} recipe, Megatron-Bridge {record.version})",
-        f"family {record.family}; mode {_value(record.mode)}; HF model {_value(record.hf_model_id)}",
+        f"{record.canonical}: {record.kind} {_value(record.mode)} recipe, {record.family}, "
+        f"{_value(record.hf_model_id)}",
         f"TP {_value(p.tp)} PP {_value(p.pp)} VP {_value(p.vp)} CP {_value(p.cp)} EP {_value(p.ep)} "
-        f"ETP {_value(p.etp)} SP {_value(p.sp)}",
-        f"seq_length {_value(record.seq_length)}; global_batch_size {_value(record.global_batch_size)}; "
-        f"micro_batch_size {_value(record.micro_batch_size)}",
-        f"min GPUs {_value(record.min_gpus)}; GPUs in name {_value(record.encoded_gpus)}; "
-        f"GPU {_value(record.gpu_type)}; precision {_value(record.precision)}",
-        f"source {record.source.path}:{record.source.line}",
+        f"ETP {_value(p.etp)}; seq {_value(record.seq_length)} GBS {_value(record.global_batch_size)} "
+        f"MBS {_value(record.micro_batch_size)}; min GPUs {_value(record.min_gpus)}, "
+        f"named GPUs {_value(record.encoded_gpus)} {_value(record.gpu_type)} {_value(record.precision)}",
+        f"file {record.source.path}",
     ]
     if aliases:
-        lines.insert(1, "also exported as: " + ", ".join(aliases))
+        lines.insert(1, "also: " + ", ".join(aliases))
     return "\n".join(lines)
 
 
-def recipe_chunks(catalog: Catalog) -> list[Chunk]:
-    by_function: dict[tuple[str, str], list[RecipeRecord]] = defaultdict(list)
-    for record in catalog.recipes:
-        by_function[(record.kind, record.canonical)].append(record)
-    chunks = []
-    for (kind, canonical), records in sorted(by_function.items()):
-        main = next((r for r in records if r.name == canonical), records[0])
-        aliases = sorted({r.name for r in records if r.name != canonical} | set(main.aliases))
-        chunks.append(
-            Chunk(
-                text=describe_recipe(main, aliases),
-                source=f"catalog/{catalog.version}/{kind}#{canonical}",
-                heading=f"{canonical} ({catalog.version})",
-                doc_type="recipe",
-                lang="en",
-                version=catalog.version,
-                topic=main.family,
-                part="recipe",
-            )
+def recipe_chunks(catalogs: list[Catalog]) -> list[Chunk]:
+    versions_of: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    family_of: dict[tuple[str, str, str], str] = {}
+    for catalog in catalogs:
+        by_function: dict[tuple[str, str], list[RecipeRecord]] = defaultdict(list)
+        for record in catalog.recipes:
+            by_function[(record.kind, record.canonical)].append(record)
+        for (kind, canonical), records in by_function.items():
+            main = next((r for r in records if r.name == canonical), records[0])
+            aliases = sorted({r.name for r in records if r.name != canonical} | set(main.aliases))
+            key = (kind, canonical, describe_recipe(main, aliases))
+            versions_of[key].append(catalog.version)
+            family_of[key] = main.family
+    return [
+        Chunk(
+            text=text,
+            source=f"catalog/{kind}#{canonical}",
+            heading=f"{canonical} ({', '.join(versions)})",
+            doc_type="recipe",
+            lang="en",
+            version=",".join(versions),
+            topic=family_of[(kind, canonical, text)],
+            part="recipe",
         )
-    return chunks
+        for (kind, canonical, text), versions in sorted(versions_of.items())
+    ]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from assistant.lexical import tokenize
+from assistant.lexical import TOKENIZER_VERSION, tokenize
 from assistant.settings import Settings
 from assistant.vectorstore import (
     COSINE,
@@ -82,7 +82,10 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
     unique = {c.chunk_id: c for c in chunks}
     model_path = settings.resolved_embedding_model_path()
     old_ids, old_manifest = _existing_ids(settings)
-    same_model = old_manifest.get("embedding_model") == model_path
+    same_model = (old_manifest.get("embedding_model"), old_manifest.get("tokenizer")) == (
+        model_path,
+        TOKENIZER_VERSION,
+    )
     if not same_model:
         old_ids = set()
     to_add = [c for cid, c in unique.items() if cid not in old_ids]
@@ -97,6 +100,7 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
     manifest = {
         "generation": generation,
         "embedding_model": model_path,
+        "tokenizer": TOKENIZER_VERSION,
         "chunks": len(unique),
         "sources": list(sources),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -93,11 +93,14 @@ def test_search_cli_json_contract(index_settings):
 
 
 @pytest.mark.skipif(not SKILL_SEED.exists(), reason="the original skill document is not beside this checkout")
-def test_original_skill_is_found_in_chinese_and_english(tmp_path, index_settings):
+def test_original_skill_is_found_in_chinese_and_english(tmp_path):
     from assistant.retrieval import HybridRetriever
     from assistant.settings import Settings
 
-    settings = Settings(data_dir=tmp_path / "d", knowledge_base=index_settings.knowledge_base)
+    only_seed = tmp_path / "kb"
+    (only_seed / "guide").mkdir(parents=True)
+    (only_seed / "catalogs").mkdir()
+    settings = Settings(data_dir=tmp_path / "d", knowledge_base=only_seed)
     ingest(settings, [SKILL_SEED])
     retriever = HybridRetriever(settings)
     seed_name = SKILL_SEED.name

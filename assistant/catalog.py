@@ -1,0 +1,270 @@
+"""Load the bundled recipe catalogs, resolve recipe names and detect the user's Megatron-Bridge version.
+
+Catalogs are JSON files written by `python -m ingest.catalog_build` into knowledge_base/catalogs/.
+Version detection reads text only (git metadata, package_info.py, pyproject.toml, installed
+package metadata); it never imports megatron.bridge.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+import subprocess
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+from assistant.errors import UserError
+from assistant.records import Catalog, RecipeRecord
+from assistant.settings import KNOWLEDGE_BASE
+
+CATALOG_DIR = KNOWLEDGE_BASE / "catalogs"
+DEFAULT_VERSION = "0.6.0"
+# The development snapshot is newer than every release; used when mapping versions to catalogs.
+MAIN_ORDER = (999, 0, 0)
+
+
+def _catalog_dir() -> Path:
+    return CATALOG_DIR
+
+
+def available_versions() -> list[str]:
+    """Bundled catalog versions, oldest first, "main" last."""
+    names = [p.stem for p in _catalog_dir().glob("*.json")]
+    return sorted(names, key=_version_key)
+
+
+def _version_key(version: str) -> tuple[int, int, int]:
+    if version == "main":
+        return MAIN_ORDER
+    numbers = [int(n) for n in re.findall(r"\d+", version)[:3]]
+    return tuple((numbers + [0, 0, 0])[:3])  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=8)
+def _load(version: str) -> Catalog:
+    path = _catalog_dir() / f"{version}.json"
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise UserError(
+            f"recipe catalog {path} cannot be read ({error}); regenerate it with "
+            "`python -m ingest.catalog_build`"
+        ) from error
+    return Catalog.model_validate(payload)
+
+
+def load_catalog(version: str | None = None) -> Catalog:
+    """The catalog of `version` (default DEFAULT_VERSION); cached per process."""
+    version = normalize_version(version or DEFAULT_VERSION)
+    if version not in available_versions():
+        raise UserError(
+            f"no recipe catalog for Megatron-Bridge version '{version}'. "
+            f"Available versions: {', '.join(available_versions())}."
+        )
+    return _load(version)
+
+
+def normalize_version(version: str) -> str:
+    """'v0.6.0' / '0.6' / 'HEAD' -> the catalog key ("0.6.0", "main")."""
+    text = version.strip().lower().removeprefix("v")
+    if text in {"main", "head", "master", "dev"}:
+        return "main"
+    numbers = re.findall(r"\d+", text)
+    if text and re.fullmatch(r"\d+(\.\d+){0,2}", text):
+        return ".".join((numbers + ["0", "0"])[:3])
+    return version.strip()
+
+
+def _index(catalog: Catalog) -> dict[str, list[RecipeRecord]]:
+    by_name: dict[str, list[RecipeRecord]] = {}
+    for record in catalog.recipes:
+        by_name.setdefault(record.name, []).append(record)
+    return by_name
+
+
+def resolve_recipe(name: str, version: str | None = None, kind: str | None = None) -> RecipeRecord:
+    """The record of an exact recipe name or alias; library wins over benchmark when kind is None."""
+    catalog = load_catalog(version)
+    wanted = name.strip().removeprefix("megatron.bridge.recipes.").removesuffix("()")
+    matches = [r for r in _index(catalog).get(wanted, []) if kind is None or r.kind == kind]
+    if matches:
+        return sorted(matches, key=lambda r: r.kind != "library")[0]
+    candidates = sorted({r.name for r in catalog.recipes if kind is None or r.kind == kind})
+    close = _closest(wanted, candidates)
+    hint = f" Closest names: {', '.join(close)}." if close else ""
+    what = f"{kind} recipe" if kind else "recipe"
+    raise UserError(f"no {what} named '{wanted}' in Megatron-Bridge {catalog.version}.{hint}")
+
+
+def _closest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
+    try:
+        from rapidfuzz import process
+        from rapidfuzz.distance import Levenshtein
+
+        return [
+            match
+            for match, _, _ in process.extract(
+                name, candidates, scorer=Levenshtein.normalized_similarity, limit=limit
+            )
+        ]
+    except ImportError:
+        return difflib.get_close_matches(name, candidates, n=limit, cutoff=0.0)
+
+
+def find_recipes(
+    version: str | None = None,
+    family: str | None = None,
+    mode: str | None = None,
+    kind: str | None = None,
+    hf_model_id: str | None = None,
+) -> list[RecipeRecord]:
+    """Records matching every given filter, in catalog order (kind, name)."""
+    catalog = load_catalog(version)
+    hf = hf_model_id.lower() if hf_model_id else None
+    return [
+        r
+        for r in catalog.recipes
+        if (family is None or r.family == family)
+        and (mode is None or r.mode == mode)
+        and (kind is None or r.kind == kind)
+        and (hf is None or (r.hf_model_id or "").lower() == hf)
+    ]
+
+
+# ---------------------------------------------------------------------------- version detection
+
+
+def detect_version(path: str | Path | None = None) -> str | None:
+    """Bundled catalog version closest to the Megatron-Bridge at `path` (a checkout or package dir),
+    or to the installed `megatron-bridge` distribution when path is None. None when nothing is found."""
+    raw = source_version(path)
+    return nearest_bundled(raw) if raw else None
+
+
+def source_version(path: str | Path | None = None) -> str | None:
+    """The version string a checkout/package dir (or the installed distribution) declares, unmapped."""
+    return _raw_version_from_path(Path(path)) if path is not None else _installed_version()
+
+
+def nearest_bundled(raw: str) -> str:
+    """Map any version string to a bundled catalog: the exact one; else the release with the same
+    major.minor; a build whose major.minor is newer than every release (main reports 0.7.0) maps to
+    "main"; otherwise the release with the nearest minor, the newer one on a tie (0.4.2 -> 0.5.1,
+    whose launcher it shares)."""
+    versions = available_versions()
+    normalized = normalize_version(raw)
+    if normalized in versions:
+        return normalized
+    key = _version_key(normalized)
+    releases = [v for v in versions if v != "main"]
+    if not releases:
+        return versions[0] if versions else normalized
+    same_minor = [v for v in releases if _version_key(v)[:2] == key[:2]]
+    if same_minor:
+        return same_minor[-1]
+    if "main" in versions and key[:2] > _version_key(releases[-1])[:2]:
+        return "main"
+
+    def distance(version: str) -> tuple[int, int]:
+        major, minor, _ = _version_key(version)
+        return (abs(major - key[0]) * 1000 + abs(minor - key[1]), -_version_key(version)[1])
+
+    return min(releases, key=distance)
+
+
+def _installed_version() -> str | None:
+    for dist in ("megatron-bridge", "megatron_bridge"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _raw_version_from_path(path: Path) -> str | None:
+    path = path.expanduser()
+    if not path.exists():
+        raise UserError(f"{path} does not exist; pass a Megatron-Bridge checkout or an installed package dir")
+    for reader in (_git_tag, _package_info, _pyproject, _dist_info):
+        found = reader(path)
+        if found:
+            return found
+    return None
+
+
+def _git_tag(path: Path) -> str | None:
+    """The exact tag of HEAD, only when `path` is the top of its own repository (not a folder inside ours)."""
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != path.resolve():
+            return None
+        result = subprocess.run(
+            ["git", "-C", str(path), "describe", "--tags", "--exact-match"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    tag = result.stdout.strip()
+    return tag if result.returncode == 0 and re.match(r"v?\d+\.\d+", tag) else None
+
+
+def _package_info(path: Path) -> str | None:
+    for candidate in (
+        path / "src/megatron/bridge/package_info.py",
+        path / "megatron/bridge/package_info.py",
+        path / "package_info.py",
+    ):
+        if candidate.is_file():
+            return _version_from_package_info(candidate.read_text(encoding="utf-8", errors="replace"))
+    return None
+
+
+def _version_from_package_info(text: str) -> str | None:
+    """MAJOR/MINOR/PATCH literals (or a literal __version__) of package_info.py, read with ast."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    values: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values[target.id] = node.value.value
+    if isinstance(values.get("__version__"), str):
+        return str(values["__version__"])
+    if all(isinstance(values.get(k), int) for k in ("MAJOR", "MINOR", "PATCH")):
+        return f"{values['MAJOR']}.{values['MINOR']}.{values['PATCH']}"
+    return None
+
+
+def _pyproject(path: Path) -> str | None:
+    candidate = path / "pyproject.toml"
+    if not candidate.is_file():
+        return None
+    match = re.search(
+        r'(?m)^version\s*=\s*"([^"]+)"', candidate.read_text(encoding="utf-8", errors="replace")
+    )
+    return match.group(1) if match else None
+
+
+def _dist_info(path: Path) -> str | None:
+    """site-packages/megatron_bridge-X.dist-info next to an installed megatron/bridge dir."""
+    for base in (path, path.parent, path.parent.parent):
+        for info in base.glob("megatron_bridge-*.dist-info"):
+            match = re.match(r"megatron_bridge-(.+)\.dist-info", info.name)
+            if match:
+                return match.group(1)
+    return None

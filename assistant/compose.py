@@ -1,0 +1,310 @@
+"""Recommendation + passages -> the deterministic Markdown answer, in the question's language.
+
+Only phrasing lives here: every identifier and number is read from the Recommendation (catalog + rule
+module) or from the catalog's launcher table. Identifiers stay verbatim in both languages.
+"""
+
+from __future__ import annotations
+
+from assistant.recommend import SMOKE_TEST_STEM, Recommendation, exact_recipe
+from assistant.records import Catalog, Citation, Hit, Slots
+from assistant.rules.commands import choose_dataset
+
+T = {
+    "recipe": ("Recipe", "推荐配方"),
+    "alias_of": ("an alias of", "它是以下函数的别名："),
+    "defaults": ("Recipe defaults", "配方默认值"),
+    "min_gpus": ("needs at least {n} GPUs", "至少需要 {n} 张 GPU"),
+    "name_gpus": ("validated on {n} GPUs (in its name)", "函数名中标注在 {n} 张 GPU 上验证"),
+    "plan": ("Plan on your {n} × {gpu}", "在你的 {n} × {gpu} 上的方案"),
+    "no_plan": (
+        "No valid layout on {n} × {gpu}; see the findings.",
+        "在 {n} × {gpu} 上没有合法的并行布局，原因见下方检查结果。",
+    ),
+    "launch": ("Launch", "启动命令"),
+    "single": ("Single node (torchrun)", "单机（torchrun）"),
+    "multinode": ("Multi-node (torchrun on every node)", "多机（每个节点运行 torchrun）"),
+    "slurm": ("Slurm (srun-native)", "Slurm（srun 原生方式）"),
+    "benchmark_cmd": ("Benchmark launcher", "基准测试启动方式"),
+    "overrides": ("Overrides and why", "覆盖项及原因"),
+    "key": ("key", "配置项"),
+    "value": ("value", "取值"),
+    "class": ("class", "类别"),
+    "why": ("reason", "原因"),
+    "fit": ("Will it fit?", "显存是否够用？"),
+    "findings": ("Checks and pitfalls", "检查结果与常见陷阱"),
+    "fix": ("fix", "修复"),
+    "upstream": ("upstream error", "上游报错原文"),
+    "checklist": ("Before you launch", "启动前须知"),
+    "sources": ("Sources", "参考来源"),
+    "dataset": ("dataset preset", "数据集预设"),
+    "no_dataset": (
+        "this version's run_recipe.py has no --dataset flag; the recipe's own dataset is used",
+        "该版本的 run_recipe.py 没有 --dataset 参数，使用配方自带的数据集",
+    ),
+    "version": ("Megatron-Bridge {v}", "Megatron-Bridge {v}"),
+}
+
+MATCH_NOTE = {
+    "exact": ("exact match for the model and goal", "模型与训练目标完全匹配"),
+    "seq-variant": ("the long-context variant for your sequence length", "匹配你序列长度的长上下文变体"),
+    "closest-size": (
+        "no recipe for {asked}; this is the closest size in the same family, resized below",
+        "没有 {asked} 的配方；这是同系列中规模最接近的配方，已在下方按你的硬件调整",
+    ),
+    "similar-architecture": (
+        "no recipe for this model; this recipe's model has a similar architecture, and the parallelism "
+        "below is resized for yours — verify before long runs",
+        "该模型没有现成配方；此配方的模型结构相近，下方并行度已按你的模型调整，长时间训练前请先验证",
+    ),
+    "explicit": ("the recipe you named", "你指定的配方"),
+}
+
+CLASS_ZH = {"convergence": "收敛相关", "execution": "执行映射", "benchmark-only": "仅限基准"}
+
+
+def t(key: str, lang: str, **values) -> str:
+    en, zh = T[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def _fmt_bytes(value: float | None) -> str:
+    return "?" if value is None else f"{value / 1e9:.1f} GB"
+
+
+def checklist(catalog: Catalog, lang: str) -> list[str]:
+    """The skill's first-answer checklist, with this version's launchers and dataset presets."""
+    launcher = catalog.launcher
+    script = launcher.script or "scripts/training/run_recipe.py"
+    bench = launcher.benchmark.script if launcher.benchmark else "scripts/performance/"
+    pretrain_ds = choose_dataset(catalog.version, "pretrain", launcher)
+    sft_ds = choose_dataset(catalog.version, "sft", launcher)
+    smoke = exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
+    smoke_name = smoke.record.name if smoke else None
+
+    def ds(name: str | None) -> str:
+        return f"`--dataset {name}`" if name else t("no_dataset", lang)
+
+    smoke_zh = f"`{smoke_name}` + " if smoke_name else ""
+    smoke_en = f"`{smoke_name}` with " if smoke_name else ""
+    if lang == "zh":
+        items = [
+            f"库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
+            f"性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`。",
+            f"首次冒烟测试：{smoke_zh}{ds(pretrain_ds)}（模拟数据）。",
+            f"常规 SFT 使用 {ds(sft_ds)}；预训练与模拟验证使用 {ds(pretrain_ds)}。",
+            "调整规则：TP 需整除 num_key_value_heads；除非使用 NVL72 级互连，"
+            "TP 不跨节点；TP > 1 时开启 SP；长上下文配置 CP；DP 隐式确定；"
+            "OOM 时先减小 micro_batch_size。",
+        ]
+    else:
+        items = [
+            "Library recipes (`src/megatron/bridge/recipes/`) are for real training and launch with "
+            f"`{script}`.",
+            "Performance (benchmark) recipes measure upper-bound throughput on mock data and are not "
+            f"production recipes; they launch with `{bench}`.",
+            f"First smoke test: {smoke_en}{ds(pretrain_ds)} (mock data).",
+            f"Regular SFT uses {ds(sft_ds)}; pretraining and mock validation use {ds(pretrain_ds)}.",
+            "Resizing rules: TP must divide num_key_value_heads; keep TP inside a node unless the GPUs "
+            "have an NVL72-class NVLink domain; enable SP when TP > 1; add CP for long context; DP is "
+            "implicit; on OOM lower micro_batch_size first.",
+        ]
+    return items
+
+
+def citations_from(hits: list[Hit]) -> list[Citation]:
+    return [Citation(n=i, source=h.source, heading=h.heading, text=h.text) for i, h in enumerate(hits, 1)]
+
+
+def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
+    record = rec.recipe
+    assert record is not None
+    p = record.parallelism
+    head = f"**{t('recipe', lang)}:** `{record.name}`"
+    if record.canonical != record.name:
+        head += f" ({t('alias_of', lang)} `{record.canonical}`)"
+    head += f" — {t('version', lang, v=rec.version)}, {record.kind}"
+    note_en, note_zh = MATCH_NOTE[rec.selection.match]
+    note = (note_zh if lang == "zh" else note_en).format(asked=rec.selection.asked_stem or "")
+    parts = [
+        f"{name} {value}"
+        for name, value in (
+            ("TP", p.tp),
+            ("PP", p.pp),
+            ("VP", p.vp),
+            ("CP", p.cp),
+            ("EP", p.ep),
+            ("ETP", p.etp),
+        )
+        if value is not None
+    ]
+    parts += [
+        f"{name} {value}"
+        for name, value in (
+            ("seq", record.seq_length),
+            ("GBS", record.global_batch_size),
+            ("MBS", record.micro_batch_size),
+        )
+        if value is not None
+    ]
+    gpu_bits = []
+    if record.min_gpus:
+        gpu_bits.append(t("min_gpus", lang, n=record.min_gpus))
+    if record.encoded_gpus:
+        gpu_bits.append(t("name_gpus", lang, n=record.encoded_gpus))
+    lines = [
+        head,
+        f"_{note}_",
+        f"{t('defaults', lang)}: " + " · ".join(parts) + (f" — {'; '.join(gpu_bits)}" if gpu_bits else ""),
+    ]
+    if record.source:
+        lines.append(f"`{record.source.path}:{record.source.line}`")
+    return lines
+
+
+def _plan_section(rec: Recommendation, lang: str) -> list[str]:
+    cluster = rec.cluster
+    if cluster is None:
+        return []
+    gpu = cluster.gpu_type.upper()
+    if rec.plan is None:
+        return [t("no_plan", lang, n=cluster.num_gpus, gpu=gpu)]
+    plan = rec.plan
+    fields = [
+        ("TP", plan.tp),
+        ("PP", plan.pp),
+        ("VP", plan.vp),
+        ("CP", plan.cp),
+        ("EP", plan.ep),
+        ("ETP", plan.etp),
+        ("SP", plan.sp),
+        ("DP", plan.dp),
+        ("MBS", plan.mbs),
+        ("GA", plan.ga),
+        ("GBS", plan.gbs),
+    ]
+    shown = " · ".join(f"{k} {v}" for k, v in fields if v is not None)
+    return [f"**{t('plan', lang, n=cluster.num_gpus, gpu=gpu)}:** {shown}"]
+
+
+def _commands_section(rec: Recommendation, lang: str) -> list[str]:
+    cmds = rec.commands
+    lines: list[str] = []
+    dataset = f"`{rec.dataset}`" if rec.dataset else t("no_dataset", lang)
+    if rec.recipe and rec.recipe.kind == "library":
+        lines.append(f"**{t('launch', lang)}** ({t('dataset', lang)}: {dataset})")
+    else:
+        lines.append(f"**{t('launch', lang)}**")
+    multi = rec.cluster is not None and rec.cluster.num_nodes > 1
+    blocks = []
+    if cmds.benchmark and rec.recipe and rec.recipe.kind == "benchmark":
+        blocks.append((t("benchmark_cmd", lang), cmds.benchmark))
+    if cmds.torchrun and not multi:
+        blocks.append((t("single", lang), cmds.torchrun))
+    if cmds.multinode and multi:
+        blocks.append((t("multinode", lang), cmds.multinode))
+    if cmds.slurm and multi:
+        blocks.append((t("slurm", lang), cmds.slurm))
+    for title, text in blocks:
+        lines += [f"_{title}_", "```bash", text.rstrip(), "```"]
+    return lines if blocks else []
+
+
+def _overrides_section(rec: Recommendation, lang: str) -> list[str]:
+    if not rec.overrides:
+        return []
+    lines = [
+        f"**{t('overrides', lang)}**",
+        "",
+        f"| {t('key', lang)} | {t('value', lang)} | {t('class', lang)} | {t('why', lang)} |",
+        "|---|---|---|---|",
+    ]
+    for item in rec.overrides:
+        reason = (item.reason_zh or item.reason) if lang == "zh" else item.reason
+        klass = CLASS_ZH.get(item.change_class, item.change_class) if lang == "zh" else item.change_class
+        lines.append(f"| `{item.key}` | `{item.value}` | {klass} | {reason.replace('|', '/')} |")
+    return lines
+
+
+def _fit_section(rec: Recommendation, lang: str) -> list[str]:
+    fit = rec.fit
+    if fit is None or rec.cluster is None:
+        return []
+    if fit.status == "unknown":
+        text = f"unknown ({fit.note})" if lang != "zh" else f"无法判断（{fit.note}）"
+    elif fit.status == "fits":
+        text = (
+            (
+                f"yes — about {_fmt_bytes(fit.peak_bytes)} of {_fmt_bytes(fit.usable_bytes)} per GPU "
+                f"(margin {_fmt_bytes(fit.margin_bytes)})"
+            )
+            if lang != "zh"
+            else (
+                f"可以 —— 每张 GPU 约 {_fmt_bytes(fit.peak_bytes)}，可用 {_fmt_bytes(fit.usable_bytes)}"
+                f"（余量 {_fmt_bytes(fit.margin_bytes)}）"
+            )
+        )
+    else:
+        text = (
+            (f"no — about {_fmt_bytes(fit.peak_bytes)} needed per GPU, {_fmt_bytes(fit.usable_bytes)} usable")
+            if lang != "zh"
+            else (f"不够 —— 每张 GPU 约需 {_fmt_bytes(fit.peak_bytes)}，可用 {_fmt_bytes(fit.usable_bytes)}")
+        )
+    lines = [f"**{t('fit', lang)}** {text}"]
+    if fit.note and fit.status != "unknown":
+        lines.append(f"_{fit.note}_")
+    return lines
+
+
+def findings_lines(rec_findings, lang: str) -> list[str]:
+    if not rec_findings:
+        return []
+    icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
+    lines = [f"**{t('findings', lang)}**"]
+    for item in rec_findings:
+        message = item.message_zh if lang == "zh" else item.message
+        line = f"- {icon[item.severity]} `{item.id}`: {message}"
+        if item.fix:
+            line += f" — {t('fix', lang)}: `{item.fix}`"
+        lines.append(line)
+        if item.upstream_error:
+            lines.append(f"  - {t('upstream', lang)}: `{item.upstream_error}`")
+    return lines
+
+
+def sources_lines(citations: list[Citation], lang: str) -> list[str]:
+    if not citations:
+        return []
+    return [f"**{t('sources', lang)}**"] + [f"[{c.n}] `{c.source}` — {c.heading}" for c in citations]
+
+
+def compose_recommendation(
+    rec: Recommendation,
+    checklist_items: list[str],
+    citations: list[Citation],
+    lang: str,
+    preface: list[str] = (),
+) -> str:
+    sections = [list(preface)] if preface else []
+    sections += [
+        _recipe_section(rec, lang),
+        _plan_section(rec, lang),
+        _commands_section(rec, lang),
+        _overrides_section(rec, lang),
+        _fit_section(rec, lang),
+        findings_lines(rec.findings, lang),
+        [f"**{t('checklist', lang)}**"] + [f"{i}. {item}" for i, item in enumerate(checklist_items, 1)],
+        sources_lines(citations, lang),
+    ]
+    return "\n\n".join("\n".join(s) for s in sections if s)
+
+
+def slots_summary(slots: Slots) -> str:
+    said = [
+        slots.model_text,
+        slots.goal,
+        f"{slots.num_gpus} GPUs" if slots.num_gpus else None,
+        slots.gpu_type,
+        f"seq {slots.seq_length}" if slots.seq_length else None,
+    ]
+    return ", ".join(s for s in said if s)

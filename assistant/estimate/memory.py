@@ -1,0 +1,354 @@
+"""Peak memory per GPU for the most loaded pipeline stage of a Megatron-Core training run (pure).
+
+Weights/optimizer follow Megatron-LM `theoretical_memory_usage.py` with the Bridge DP·CP shard (research note
+estimators.md 1.2, 1.5); activations are counted per saved tensor (Korthikanti et al. 2022, adapted to flash
+attention, SwiGLU, GQA/MLA, MoE top-k and FP8-saved GEMM inputs); the in-flight micro-batches follow the
+1F1B / interleaved warm-up counts of Megatron's schedules. Fixed overheads are calibrated constants.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field
+
+from assistant.errors import UserError
+from assistant.estimate.hardware import GIB, GpuSpec, precision_unit
+from assistant.estimate.shapes import Dims, dims_of, layer_params, moe_layer_flags, padded_vocab
+from assistant.records import ModelArch, Plan, Record
+
+Recompute = Literal["selective", "full"] | None
+# Measured peaks of real-sized runs fall within about 10% of the estimate (bench_estimate_calibration).
+TIGHT_MARGIN = 0.10
+
+# LoRA defaults of Megatron-Bridge's `LoRA` PEFT config: rank 32 on these linear layers.
+LORA_RANK = 32
+
+
+class MemoryOverheads(Record):
+    """Constants that are not a function of the model; ingest/calibration.py fits them (defaults = priors)."""
+
+    workspace_gib: float = 1.0  # cuBLAS/TE workspaces, allocator-visible
+    activation_scale: float = 1.0  # multiplies the counted activations (unmodelled temporaries)
+    logits_bytes_per_element: float = 6.0  # bf16 logits + fp32 copy for the cross-entropy
+    non_torch_gib: float = 1.5  # CUDA context and NCCL buffers, outside the PyTorch allocator
+    fragmentation: float = 0.05  # reserved / allocated - 1
+    cuda_graph_gib: float = 3.0  # static graph pools, PP = 1 (Bridge docs: "a few GB")
+    cuda_graph_pp_gib: float = 10.0  # with PP > 1 (Bridge docs: ">10 GB")
+    source: str = "prior (uncalibrated)"
+
+
+class MemoryBreakdown(Record):
+    params: float
+    grads: float
+    optimizer: float
+    activations: float
+    logits: float
+    overheads: float
+
+
+class MemoryEstimate(Record):
+    peak_bytes: float
+    usable_bytes: float
+    fits: bool
+    margin_bytes: float
+    breakdown: MemoryBreakdown
+    tight: bool  # the margin is inside the estimator's typical error (TIGHT_MARGIN of the usable memory)
+    allocated_bytes: float  # what torch.cuda.max_memory_allocated would report
+    stage: str  # which pipeline stage is the most loaded: "first" or "last"
+    assumptions: list[str] = Field(default_factory=list)
+
+    @property
+    def peak_gib(self) -> float:
+        return self.peak_bytes / GIB
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    dense: int
+    moe: int
+    has_embedding: bool
+    has_output: bool
+    inflight_layers: float  # sum over in-flight micro-batches of the layers each holds
+    inflight_microbatches: int
+
+
+def data_parallel_size(layout: Plan, num_gpus: int) -> int:
+    model_parallel = layout.tp * layout.pp * layout.cp
+    if num_gpus % model_parallel:
+        raise UserError(f"{num_gpus} GPUs is not a multiple of TP·PP·CP = {model_parallel}")
+    return num_gpus // model_parallel
+
+
+@lru_cache(maxsize=4096)
+def _stage_layer_types(flags: tuple[bool, ...], pp: int, vp: int, rank: int) -> tuple[int, int]:
+    """(dense, MoE) layer counts on pipeline rank `rank`; chunks are split as evenly as possible."""
+    chunks = pp * vp
+    layers = len(flags)
+    bounds = [round(i * layers / chunks) for i in range(chunks + 1)]
+    indices = [i for j in range(vp) for i in range(bounds[j * pp + rank], bounds[j * pp + rank + 1])]
+    moe = sum(flags[i] for i in indices)
+    return len(indices) - moe, moe
+
+
+def _stage(pp: int, vp: int, rank: int, microbatches: int, flags: tuple[bool, ...]) -> _Stage:
+    dense, moe = _stage_layer_types(flags, pp, vp, rank)
+    n_layers = dense + moe
+    chunk_layers = n_layers / vp
+    if vp > 1:
+        warmup = (pp - rank - 1) * 2 + (vp - 1) * pp + 1
+        inflight_chunks = min(microbatches * vp, warmup)
+        inflight_layers = inflight_chunks * chunk_layers
+        inflight_mb = math.ceil(inflight_chunks / vp)
+    else:
+        inflight_mb = min(microbatches, pp - rank)
+        inflight_layers = inflight_mb * n_layers
+    return _Stage(dense, moe, rank == 0, rank == pp - 1, inflight_layers, max(1, inflight_mb))
+
+
+def _activation_elements(d: Dims, is_moe: bool, modules: set[str]) -> tuple[float, float]:
+    """Saved elements per token of one layer before TP/CP division: (bf16-sized, fp8-eligible GEMM inputs).
+
+    GEMM inputs (norm outputs, attention output, activation output) are saved in FP8 by Transformer Engine
+    when training in FP8, so they are returned separately.
+    """
+    h = d.hidden
+    plain = 2 * h  # inputs of the two norms (residual stream)
+    gemm_in = 0.0 if "layernorm" in modules else 2 * h  # norm outputs = QKV and FC1 inputs
+    if d.mla:
+        qk = d.qk_dim + d.qk_pos
+        latents = (d.q_lora or 0) + d.kv_lora + d.qk_pos
+        up = 0.0 if "mla_up_proj" in modules else d.heads * (2 * qk + d.v_dim)
+        plain += latents + up
+        gemm_in += d.heads * d.v_dim  # attention output = output-projection input
+    else:
+        plain += d.q_width + 2 * d.kv_width
+        gemm_in += d.q_width
+    plain += 2 * d.heads  # softmax statistics (fp32) of flash attention
+    if not is_moe:
+        if "mlp" not in modules:
+            plain += (2 if d.gated else 1) * d.ffn
+            gemm_in += d.ffn
+        return plain, gemm_in
+    plain += 2 * d.experts  # router logits and probabilities (fp32)
+    if "moe" not in modules:
+        k = d.topk
+        plain += k * h  # combine input (expert output before the probability weighting)
+        gemm_in += k * h  # permuted expert input
+        plain += k * (2 if d.gated else 1) * d.moe_ffn
+        if "moe_act" not in modules:
+            gemm_in += k * d.moe_ffn
+    if d.shared_ffn:
+        plain += (2 if d.gated else 1) * d.shared_ffn
+        gemm_in += d.shared_ffn
+    return plain, gemm_in
+
+
+def estimate_memory(
+    arch: ModelArch,
+    layout: Plan,
+    hw: GpuSpec,
+    *,
+    seq_length: int,
+    micro_batch_size: int | None = None,
+    global_batch_size: int | None = None,
+    num_gpus: int | None = None,
+    mode: str = "pretrain",
+    precision: str = "bf16",
+    recompute: Recompute = None,
+    recompute_modules: list[str] | None = None,
+    recompute_num_layers: int | None = None,
+    distributed_optimizer: bool = True,
+    grad_reduce_in_fp32: bool = True,
+    precision_aware_optimizer: bool = False,
+    fp8_param: bool = False,
+    fsdp: bool = False,
+    cuda_graphs: bool = False,
+    unfused_attention: bool = False,
+    mtp_layers: int = 0,
+    lora_rank: int = LORA_RANK,
+    overheads: MemoryOverheads | None = None,
+    stage: Literal["max", "first", "last"] = "max",
+) -> MemoryEstimate:
+    """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict."""
+    ov = overheads or MemoryOverheads()
+    d = dims_of(arch)
+    mbs = micro_batch_size or layout.mbs
+    gbs = global_batch_size or layout.gbs
+    gpus = num_gpus or layout.num_gpus
+    t, p, c = layout.tp, layout.pp, layout.cp
+    e, et = layout.ep or 1, layout.etp or layout.tp
+    v = layout.vp or 1
+    if min(t, p, c, e, et, v, mbs, gbs, seq_length) < 1:
+        raise UserError("parallel sizes, batch sizes and seq_length must be positive")
+    dp = data_parallel_size(layout, gpus)
+    if gbs % (mbs * dp):
+        raise UserError(f"global batch {gbs} is not divisible by micro batch {mbs} × DP {dp}")
+    microbatches = gbs // (mbs * dp)
+    if p * v > d.layers + 2:
+        raise UserError(
+            f"PP·VP = {p * v} model chunks exceed the {d.layers} layers (+2 for embedding and loss)"
+        )
+    unit = precision_unit(precision)
+    fp8 = unit in {"fp8", "fp4"}
+    sp = layout.sp and t > 1
+    assumptions: list[str] = []
+
+    # ---- weights, gradients, optimizer state
+    dense_shard = dp * c if distributed_optimizer or fsdp else 1
+    expert_dp = max(1, gpus // (et * e * p))
+    expert_shard = expert_dp if distributed_optimizer or fsdp else 1
+    param_bytes = 1.0 if fp8_param else 2.0
+    grad_bytes = 4.0 if grad_reduce_in_fp32 else 2.0
+    opt_bytes = 8.0 if precision_aware_optimizer else 12.0
+    if fp8_param:
+        assumptions.append("FP8 parameters: weights held in 1 byte, master copy in the optimizer")
+
+    flags = tuple(moe_layer_flags(arch))
+    dense_lp, moe_lp = layer_params(d, False), layer_params(d, True)
+    vocab = padded_vocab(d.vocab, t)
+    stages = [_stage(p, v, r, microbatches, flags) for r in sorted({0, p - 1})]
+    modules = set(recompute_modules or (["core_attn"] if recompute == "selective" else []))
+    plain_d, gemm_d = _activation_elements(d, False, modules if recompute == "selective" else set())
+    plain_m, gemm_m = _activation_elements(d, True, modules if recompute == "selective" else set())
+    gemm_byte = 1.0 if fp8 else 2.0
+    tokens = seq_length * mbs / c  # tokens one rank sees per micro-batch
+    tp_div = t if sp else 1
+
+    # Unfused attention keeps the s×s softmax output (bf16) per head; no dropout mask (attention dropout 0).
+    scores = 2 * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if unfused_attention else 0.0
+
+    def layer_bytes(is_moe: bool) -> float:
+        plain, gemm = (plain_m, gemm_m) if is_moe else (plain_d, gemm_d)
+        replicated_norms = 0.0 if sp else tokens * (2 + gemm_byte) * 2 * d.hidden * (1 - 1 / t)
+        return tokens * (2 * plain + gemm_byte * gemm) / t + replicated_norms + scores
+
+    full_dense = tokens * (2 * (plain_d + gemm_d)) / t + scores
+    full_moe = tokens * (2 * (plain_m + gemm_m)) / t + scores
+    results = []
+    for rank, st in zip(sorted({0, p - 1}), stages, strict=True):
+        if st.has_output and mtp_layers:
+            # Multi-token prediction: extra layers (same type as the last layer) and heads on the last stage.
+            extra = mtp_layers * st.inflight_layers / max(1, st.dense + st.moe)
+            st = _Stage(
+                st.dense + (0 if flags[-1] else mtp_layers),
+                st.moe + (mtp_layers if flags[-1] else 0),
+                st.has_embedding,
+                True,
+                st.inflight_layers + extra,
+                st.inflight_microbatches,
+            )
+        sharded = st.dense * (dense_lp.attn + dense_lp.mlp) + st.moe * (moe_lp.attn + moe_lp.mlp)
+        sharded /= t
+        if st.has_embedding:
+            sharded += d.hidden * vocab / t
+        if st.has_output and (not d.tied or p > 1):
+            sharded += d.hidden * vocab / t
+        if st.has_output and mtp_layers:
+            sharded += mtp_layers * 2 * d.hidden * d.hidden / t  # the MTP input projections
+        replicated = st.dense * dense_lp.replicated + st.moe * moe_lp.replicated + d.hidden
+        experts = st.moe * moe_lp.routed / (et * e)
+        weights = sharded + replicated + experts
+        if mode == "peft":
+            adapters = _lora_params(d, st.dense + st.moe, lora_rank) / t
+            params = weights * param_bytes + adapters * 2
+            grads = adapters * grad_bytes
+            optimizer = adapters * opt_bytes / dense_shard
+        else:
+            params = weights * param_bytes
+            grads = weights * grad_bytes
+            optimizer = (sharded + replicated) * opt_bytes / dense_shard + experts * opt_bytes / expert_shard
+            if fsdp:
+                params = params / dense_shard + _largest_layer(dense_lp, moe_lp, t, e, et) * 2 * param_bytes
+                grads /= dense_shard
+        if fp8 and not fp8_param:
+            params += (sharded + experts) * 1.0  # Transformer Engine's cached FP8 weight copies
+
+        # ---- activations
+        n_layers = st.dense + st.moe
+        moe_frac = st.moe / n_layers if n_layers else 0.0
+        per_layer = (1 - moe_frac) * layer_bytes(False) + moe_frac * layer_bytes(True)
+        per_layer_full = (1 - moe_frac) * full_dense + moe_frac * full_moe
+        checkpoint = tokens * d.hidden * 2 / tp_div  # the layer input kept by full recompute
+        if recompute == "full":
+            kept = n_layers if recompute_num_layers is None else min(n_layers, recompute_num_layers)
+            frac = kept / n_layers if n_layers else 0.0
+            per_mb_layer = frac * checkpoint + (1 - frac) * per_layer
+            activations = st.inflight_layers * per_mb_layer + per_layer_full
+        else:
+            activations = st.inflight_layers * per_layer
+        if st.has_embedding:
+            activations += st.inflight_microbatches * tokens * d.hidden * 2 / tp_div
+        activations *= ov.activation_scale
+        logits = tokens * vocab / t * ov.logits_bytes_per_element * (1 + mtp_layers) if st.has_output else 0.0
+        allocated = params + grads + optimizer + activations + logits + ov.workspace_gib * GIB
+        results.append((allocated, rank, params, grads, optimizer, activations, logits))
+
+    if stage != "max":
+        results = [results[0] if stage == "first" else results[-1]]
+    allocated, rank, params, grads, optimizer, activations, logits = max(results)
+    graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if cuda_graphs else 0.0
+    overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
+    peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
+    assumptions += _assumptions(sp, t, fp8, recompute, modules, distributed_optimizer, dp, c, ov, cuda_graphs)
+    if unfused_attention:
+        assumptions.append("unfused attention: the s×s softmax output of every head is stored")
+    return MemoryEstimate(
+        peak_bytes=peak,
+        usable_bytes=hw.usable_bytes,
+        fits=peak <= hw.usable_bytes,
+        margin_bytes=hw.usable_bytes - peak,
+        tight=abs(hw.usable_bytes - peak) < TIGHT_MARGIN * hw.usable_bytes,
+        breakdown=MemoryBreakdown(
+            params=params,
+            grads=grads,
+            optimizer=optimizer,
+            activations=activations,
+            logits=logits,
+            overheads=overhead,
+        ),
+        allocated_bytes=allocated,
+        stage="first" if rank == 0 else "last",
+        assumptions=assumptions,
+    )
+
+
+def _lora_params(d: Dims, layers: int, rank: int) -> float:
+    """LoRA A and B matrices on linear_qkv, linear_proj, linear_fc1 and linear_fc2 of each layer."""
+    qkv_out = d.q_width + 2 * d.kv_width
+    fc1_out = (2 if d.gated else 1) * d.ffn
+    per_layer = rank * (
+        (d.hidden + qkv_out) + (d.q_width + d.hidden) + (d.hidden + fc1_out) + (d.ffn + d.hidden)
+    )
+    return layers * per_layer
+
+
+def _largest_layer(dense, moe, t: int, e: int, et: int) -> float:
+    return max(dense.attn + dense.mlp, moe.attn + moe.mlp + moe.routed / e) / max(t, et)
+
+
+def _assumptions(sp, t, fp8, recompute, modules, dist_opt, dp, c, ov, cuda_graphs) -> list[str]:
+    out = [
+        "most loaded pipeline stage = max of the first stage (embedding, most in-flight micro-batches) "
+        "and the last stage (output layer and logits)",
+        "flash/fused attention unless stated: no s×s score matrix is stored",
+        f"fixed overheads: {ov.workspace_gib:g} GiB workspaces, "
+        f"{ov.non_torch_gib:g} GiB CUDA context + NCCL, "
+        f"{ov.fragmentation:.0%} fragmentation ({ov.source})",
+    ]
+    if t > 1:
+        out.append("sequence parallelism on (activations divided by TP)" if sp else "no sequence parallelism")
+    if fp8:
+        out.append("FP8: GEMM inputs saved in 1 byte, cached FP8 weight copies add 1 byte/param")
+    if recompute == "full":
+        out.append("full recompute: one checkpoint per layer plus one layer recomputed during backward")
+    elif recompute == "selective":
+        out.append(f"selective recompute of {sorted(modules)}")
+    if dist_opt:
+        out.append(f"distributed optimizer sharded over DP·CP = {dp * c}")
+    if cuda_graphs:
+        out.append("CUDA graph pools added as a fixed constant")
+    return out

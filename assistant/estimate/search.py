@@ -1,0 +1,414 @@
+"""Parallelism search: enumerate valid layouts, drop those that do not fit, rank by estimated speed (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import product
+from typing import Any
+
+from pydantic import Field
+
+from assistant.estimate.hardware import GIB, GpuSpec
+from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, estimate_memory
+from assistant.estimate.shapes import dims_of
+from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput
+from assistant.records import Cluster, ModelArch, Plan, Record
+from assistant.rules.config import EffectiveConfig
+from assistant.rules.validate import validate
+
+DEFAULT_RULES_VERSION = "0.6.0"
+# The rule module knows one entry per GPU family; the 40 GB A100 follows the A100 rules.
+RULES_GPU_NAMES = {"a100_40g": "a100"}
+# Rule findings about data, checkpoints or flags that a layout change cannot cause or cure.
+NOT_LAYOUT_FINDINGS = frozenset(
+    {
+        "peft-checkpoint",
+        "dataset-flag",
+        "dataset-unknown",
+        "mode-dataset",
+        "override-section",
+        "finetune-cp-loss",
+        "seq-length-sync",
+    }
+)
+MICRO_BATCHES = (1, 2, 4, 8)
+
+
+def recompute_options(arch: ModelArch) -> list[tuple[str | None, list[str] | None]]:
+    """Recompute settings from cheapest to most memory-saving. The selective module lists follow what the
+    Megatron-Bridge perf recipes use: norms, MLA up-projections and MoE activations first (cheap to redo),
+    then the dense MLP or the whole MoE block, then full recompute."""
+    light = ["layernorm"] + (["mla_up_proj"] if arch.multi_latent_attention else [])
+    light += ["moe_act"] if arch.num_moe_experts else []
+    heavy = light + (["moe"] if arch.num_moe_experts else ["mlp"])
+    return [(None, None), ("selective", light), ("selective", heavy), ("full", None)]
+
+
+class RankedLayout(Record):
+    rank: int
+    plan: Plan
+    fsdp: bool = False  # Megatron-FSDP shards parameters, gradients and optimizer state over DP·CP
+    recompute: str | None
+    recompute_modules: list[str] | None = None
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    memory: MemoryEstimate
+    throughput: ThroughputEstimate
+    reasons: list[str] = Field(default_factory=list)
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    out, n = [], 1
+    while n <= limit:
+        out.append(n)
+        n *= 2
+    return out
+
+
+def _pipeline_splits(layers: int, limit: int) -> list[tuple[int, int | None]]:
+    """(PP, VP) pairs whose model chunks split the layers evenly, or evenly once up to three extra stage slots
+    are counted (Megatron's account_for_embedding/loss_in_pipeline_split, or an MTP block)."""
+    pairs: list[tuple[int, int | None]] = [(1, None)]
+    for pp in _powers_of_two(min(limit, layers + 2)):
+        if pp == 1:
+            continue
+        for vp in range(1, (layers + 2) // pp + 1):
+            chunks = pp * vp
+            if all((layers + extra) % chunks for extra in range(4)):
+                continue
+            if chunks > layers + 2:
+                continue
+            pairs.append((pp, vp if vp > 1 else None))
+    return pairs
+
+
+FSDP_FLAGS = {
+    "ddp.use_megatron_fsdp": True,
+    "dist.use_megatron_fsdp": True,
+    "ddp.data_parallel_sharding_strategy": "optim_grads_params",
+    "checkpoint.ckpt_format": "fsdp_dtensor",
+}
+UNEVEN_SPLIT_FLAGS = {
+    "model.account_for_embedding_in_pipeline_split": True,
+    "model.account_for_loss_in_pipeline_split": True,
+}
+
+
+def layout_overrides(
+    plan: Plan, arch: ModelArch, recompute: str | None, modules: list[str] | None = None, fsdp: bool = False
+) -> dict[str, Any]:
+    """The Megatron-Bridge config keys that select this layout (what a user passes as overrides)."""
+    out: dict[str, Any] = {
+        "model.tensor_model_parallel_size": plan.tp,
+        "model.pipeline_model_parallel_size": plan.pp,
+        "model.virtual_pipeline_model_parallel_size": plan.vp,
+        "model.context_parallel_size": plan.cp,
+        "model.sequence_parallel": plan.sp,
+        "train.micro_batch_size": plan.mbs,
+        "train.global_batch_size": plan.gbs,
+        "model.recompute_granularity": recompute,
+    }
+    if modules:
+        out["model.recompute_modules"] = modules
+    if arch.num_moe_experts:
+        out["model.expert_model_parallel_size"] = plan.ep
+        out["model.expert_tensor_parallel_size"] = plan.etp
+    if arch.num_layers % (plan.pp * (plan.vp or 1)):
+        out.update(UNEVEN_SPLIT_FLAGS)
+    if fsdp:
+        out.update(FSDP_FLAGS)
+    return out
+
+
+def is_valid_layout(
+    plan: Plan,
+    arch: ModelArch,
+    cluster: Cluster,
+    seq_length: int,
+    *,
+    mode: str = "pretrain",
+    precision: str = "bf16",
+    version: str | None = None,
+) -> bool:
+    """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
+    if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
+        return False
+    overrides = layout_overrides(plan, arch, None)
+    config = EffectiveConfig(
+        recipe="parallelism-search",
+        version=version or DEFAULT_RULES_VERSION,
+        mode=mode,
+        tp=plan.tp,
+        pp=plan.pp,
+        vp=plan.vp,
+        cp=plan.cp,
+        ep=plan.ep,
+        etp=plan.etp,
+        sp=plan.sp,
+        seq_length=seq_length,
+        global_batch_size=plan.gbs,
+        micro_batch_size=plan.mbs,
+        precision=precision,
+        values={k: v for k, v in overrides.items() if k in UNEVEN_SPLIT_FLAGS},
+    )
+    rules_cluster = cluster.model_copy(
+        update={"gpu_type": RULES_GPU_NAMES.get(cluster.gpu_type, cluster.gpu_type)}
+    )
+    findings = validate(config, arch, rules_cluster, config.version)
+    return not any(f.severity == "error" and f.id not in NOT_LAYOUT_FINDINGS for f in findings)
+
+
+def _candidates(
+    arch: ModelArch,
+    cluster: Cluster,
+    hw: GpuSpec,
+    *,
+    seq_length: int,
+    global_batch_size: int,
+    mode: str,
+    precision: str,
+    version: str | None,
+    max_tp: int,
+) -> Iterator[Plan]:
+    """Every layout the rule module accepts for this model, GPU count, sequence length and global batch."""
+    d = dims_of(arch)
+    gpus = cluster.num_gpus
+    rules_cluster = cluster.model_copy(update={"gpu_type": hw.key})
+    tps = [t for t in _powers_of_two(min(max_tp, gpus, hw.nvlink_domain)) if d.heads % t == 0]
+    cps = [c for c in _powers_of_two(min(16, gpus)) if c == 1 or seq_length >= 4096 * c]
+    eps = _powers_of_two(min(d.experts, gpus)) if d.experts else [1]
+    for (pp, vp), tp, cp in product(_pipeline_splits(d.layers, gpus), tps, cps):
+        if gpus % (tp * pp * cp):
+            continue
+        dp = gpus // (tp * pp * cp)
+        for ep, mbs in product(eps, MICRO_BATCHES):
+            if global_batch_size % (mbs * dp):
+                continue
+            plan = Plan(
+                tp=tp,
+                pp=pp,
+                vp=vp,
+                cp=cp,
+                ep=ep,
+                etp=(1 if ep > 1 else tp) if d.experts else None,
+                sp=tp > 1,
+                dp=dp,
+                mbs=mbs,
+                gbs=global_batch_size,
+                ga=global_batch_size // (mbs * dp),
+                num_gpus=gpus,
+            )
+            if is_valid_layout(
+                plan, arch, rules_cluster, seq_length, mode=mode, precision=precision, version=version
+            ):
+                yield plan
+
+
+def _defaults(cluster: Cluster, hardware, calibration, overheads):
+    """Fill in the data the caller did not pass, from knowledge_base (the only I/O, cached)."""
+    if hardware is None or calibration is None or overheads is None:
+        from assistant import hardware_data
+
+        hardware = hardware or hardware_data.gpu_spec(cluster.gpu_type)
+        calibration = calibration or hardware_data.calibration()
+        overheads = overheads or hardware_data.memory_overheads()
+    return hardware, calibration, overheads
+
+
+def search_layouts(
+    arch: ModelArch,
+    cluster: Cluster,
+    *,
+    seq_length: int,
+    global_batch_size: int,
+    mode: str = "pretrain",
+    precision: str = "bf16",
+    top_k: int = 5,
+    hardware: GpuSpec | None = None,
+    version: str | None = None,
+    calibration: Calibration | None = None,
+    overheads: MemoryOverheads | None = None,
+    grad_reduce_in_fp32: bool = True,
+    max_tp: int = 8,
+) -> list[RankedLayout]:
+    """The `top_k` fastest distinct (TP, PP, CP, EP, FSDP) layouts that fit, each with its best VP,
+    micro-batch size and recompute setting. Empty when nothing fits (see `nearest_fit`)."""
+    hardware, calibration, overheads = _defaults(cluster, hardware, calibration, overheads)
+    options = {
+        "seq_length": seq_length,
+        "mode": mode,
+        "precision": precision,
+        "grad_reduce_in_fp32": grad_reduce_in_fp32,
+    }
+    best: dict[tuple, tuple[float, RankedLayout]] = {}
+    for plan in _candidates(
+        arch,
+        cluster,
+        hardware,
+        seq_length=seq_length,
+        global_batch_size=global_batch_size,
+        mode=mode,
+        precision=precision,
+        version=version,
+        max_tp=max_tp,
+    ):
+        _try_recompute(arch, plan, hardware, cluster, options, calibration, overheads, best)
+    ranked = sorted(best.values(), key=lambda item: -item[0])[:top_k]
+    layouts = [item[1] for item in ranked]
+    return [_explain(i, layout, layouts[0]) for i, layout in enumerate(layouts)]
+
+
+class NearestFit(Record):
+    """What to do when nothing fits: how far off the leanest layout is, and the fewest GPUs that fit."""
+
+    fits: bool
+    leanest: RankedLayout | None = None  # smallest peak memory on the given GPUs (full recompute)
+    min_gpus: int | None = None
+    min_gpus_layout: RankedLayout | None = None
+
+
+def nearest_fit(
+    arch: ModelArch,
+    cluster: Cluster,
+    *,
+    seq_length: int,
+    global_batch_size: int,
+    mode: str = "pretrain",
+    precision: str = "bf16",
+    hardware: GpuSpec | None = None,
+    version: str | None = None,
+    calibration: Calibration | None = None,
+    overheads: MemoryOverheads | None = None,
+    grad_reduce_in_fp32: bool = True,
+    max_gpus: int = 16384,
+) -> NearestFit:
+    """A quantified answer to "does it fit here?": the leanest layout's margin, and the smallest GPU count
+    (doubling from this one, whole nodes) whose best layout fits."""
+    hardware, calibration, overheads = _defaults(cluster, hardware, calibration, overheads)
+    common = {
+        "seq_length": seq_length,
+        "global_batch_size": global_batch_size,
+        "mode": mode,
+        "precision": precision,
+        "hardware": hardware,
+        "version": version,
+        "calibration": calibration,
+        "overheads": overheads,
+        "grad_reduce_in_fp32": grad_reduce_in_fp32,
+    }
+    if search_layouts(arch, cluster, top_k=1, **common):
+        return NearestFit(fits=True)
+    leanest: RankedLayout | None = None
+    for plan in _candidates(
+        arch,
+        cluster,
+        hardware,
+        seq_length=seq_length,
+        global_batch_size=global_batch_size,
+        mode=mode,
+        precision=precision,
+        version=version,
+        max_tp=8,
+    ):
+        memory = estimate_memory(
+            arch,
+            plan,
+            hardware,
+            seq_length=seq_length,
+            mode=mode,
+            precision=precision,
+            recompute="full",
+            overheads=overheads,
+            grad_reduce_in_fp32=grad_reduce_in_fp32,
+        )
+        if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
+            speed = estimate_throughput(
+                arch,
+                plan,
+                hardware,
+                seq_length=seq_length,
+                mode=mode,
+                precision=precision,
+                recompute="full",
+                calibration=calibration,
+                gpus_per_node=cluster.gpus_per_node,
+            )
+            leanest = RankedLayout(
+                rank=1,
+                plan=plan,
+                recompute="full",
+                memory=memory,
+                throughput=speed,
+                overrides=layout_overrides(plan, arch, "full"),
+            )
+    gpus = max(cluster.num_gpus * 2, cluster.gpus_per_node)
+    while gpus <= max_gpus:
+        bigger = cluster.model_copy(update={"num_gpus": gpus})
+        found = search_layouts(arch, bigger, top_k=1, **common)
+        if found:
+            return NearestFit(fits=False, leanest=leanest, min_gpus=gpus, min_gpus_layout=found[0])
+        gpus *= 2
+    return NearestFit(fits=False, leanest=leanest)
+
+
+def fsdp_options(arch: ModelArch, plan: Plan) -> tuple[bool, ...]:
+    """Megatron-FSDP is proposed for dense models without pipeline parallelism (how Bridge's perf recipes
+    use it), where there is a data-parallel group to shard over."""
+    useful = plan.pp == 1 and not arch.num_moe_experts and plan.dp * plan.cp > 1
+    return (False, True) if useful else (False,)
+
+
+def _try_recompute(arch, plan, hw, cluster, options, cal, ov, best) -> None:
+    """Keep the fastest (VP, micro-batch, recompute) that fits, per distinct (TP, PP, CP, EP, FSDP) layout."""
+    for fsdp in fsdp_options(arch, plan):
+        key = (plan.tp, plan.pp, plan.cp, plan.ep, fsdp)
+        for recompute, modules in recompute_options(arch):
+            memory = estimate_memory(
+                arch, plan, hw, recompute=recompute, recompute_modules=modules, overheads=ov, fsdp=fsdp,
+                **options,
+            )  # fmt: skip
+            if not memory.fits:
+                continue
+            speed = estimate_throughput(
+                arch, plan, hw, recompute=recompute, recompute_modules=modules, fsdp=fsdp,
+                gpus_per_node=cluster.gpus_per_node, calibration=cal, **options,
+            )  # fmt: skip
+            score = speed.tokens_per_sec_per_gpu
+            if key not in best or score > best[key][0]:
+                layout = RankedLayout(
+                    rank=0, plan=plan, fsdp=fsdp, recompute=recompute, recompute_modules=modules,
+                    memory=memory, throughput=speed,
+                    overrides=layout_overrides(plan, arch, recompute, modules, fsdp),
+                )  # fmt: skip
+                best[key] = (score, layout)
+            break  # later options only recompute more: same layout, slower
+
+
+def _explain(index: int, layout: RankedLayout, leader: RankedLayout) -> RankedLayout:
+    """Say what costs this layout time (bubble, exposed communication, recompute) and how it compares."""
+    tp_ = layout.throughput
+    step = tp_.step_time_s
+    comm = tp_.exposed_comm_s
+    comm_total = comm.tp + comm.cp + comm.ep + comm.dp + comm.pp
+    parts = {k: v for k, v in comm.to_json().items() if v > 0.005 * step}
+    reasons = [
+        f"{tp_.tokens_per_sec_per_gpu:,.0f} tokens/s/GPU, {tp_.model_tflops_per_gpu:,.0f} TFLOP/s/GPU "
+        f"(MFU {tp_.mfu:.0%}), step {step:.2f} s",
+        ("Megatron-FSDP over DP·CP; " if layout.fsdp else "")
+        + f"pipeline bubble {tp_.bubble_s / step:.1%} of the step"
+        + (
+            f" (PP={layout.plan.pp}, VP={layout.plan.vp or 1}, {layout.plan.ga} micro-batches)"
+            if layout.plan.pp > 1
+            else " (no pipeline)"
+        ),
+        f"exposed communication {comm_total / step:.1%} of the step"
+        + (" (" + ", ".join(f"{k.upper()} {v:.3f} s" for k, v in parts.items()) + ")" if parts else ""),
+        f"recompute: {layout.recompute or 'none'}"
+        + (f" {layout.recompute_modules}" if layout.recompute_modules else "")
+        + (f", adds {tp_.recompute_s / step:.1%} of the step" if tp_.recompute_s else "")
+        + f"; memory {layout.memory.peak_bytes / GIB:.1f} of {layout.memory.usable_bytes / GIB:.0f} GiB"
+        + (" (tight: inside the estimator's ~10% error)" if layout.memory.tight else ""),
+    ]
+    if index:
+        slower = 1 - tp_.tokens_per_sec_per_gpu / leader.throughput.tokens_per_sec_per_gpu
+        reasons.append(f"{slower:.1%} slower than the top layout")
+    return layout.model_copy(update={"rank": index + 1, "reasons": reasons})

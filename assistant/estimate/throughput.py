@@ -1,0 +1,280 @@
+"""Step time and tokens/s per GPU from FLOPs, efficiencies, pipeline bubble and exposed communication (pure).
+
+A first-order Megatron step-time model (research note estimators.md 3.5): GEMM time at a fitted fraction
+of the precision's peak, attention at the BF16 rate, memory-bound elementwise work at HBM bandwidth, the
+1F1B/interleaved bubble (p-1)/(m·v), and the part of TP/CP/EP/DP/PP traffic that is not hidden behind compute.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from assistant.errors import UserError
+from assistant.estimate.hardware import GpuSpec, precision_unit
+from assistant.estimate.memory import Recompute, data_parallel_size
+from assistant.estimate.shapes import Dims, TokenFlops, dims_of, flops_per_token, layer_params
+from assistant.records import ModelArch, Plan, Record
+
+PRECISION_KEYS = ("bf16", "fp8", "mxfp8", "nvfp4")
+
+
+def precision_key(precision: str) -> str:
+    """Group recipe precision names into the keys the efficiencies are fitted on."""
+    p = precision.lower().replace("-", "_")
+    if "fp4" in p:
+        return "nvfp4"
+    if "mx" in p:
+        return "mxfp8"
+    return "fp8" if "fp8" in p else precision_unit(p)
+
+
+class Calibration(Record):
+    """Efficiency parameters; ingest/calibration.py fits them on published rows (fit.json)."""
+
+    gemm_efficiency: dict[str, float] = Field(default_factory=dict)  # "gpu:precision" -> fraction of peak
+    default_gemm_efficiency: float = 0.55
+    expert_gemm_ratio: float = 0.6  # grouped expert GEMMs relative to dense GEMMs, BF16
+    expert_gemm_ratio_lowp: float = 0.6  # the same in FP8/FP4 (per-expert quantisation costs more)
+    attention_efficiency: float = 0.45  # flash attention, fraction of BF16 peak
+    gemm_size_half: float = 256.0  # GEMM width (per rank) at which efficiency halves: n / (n + this)
+    expert_tokens_half: float = 512.0  # tokens per local expert and micro-batch at which grouped GEMMs halve
+    elementwise_passes: float = 6.0  # HBM passes over the saved activations per layer (fwd + bwd)
+    tp_exposed: float = 0.15
+    cp_exposed: float = 0.3
+    ep_exposed: float = 0.5
+    dp_exposed: float = 0.1
+    pp_exposed: float = 0.5
+    microbatch_overhead_s: float = 0.001  # host, launch and pipeline hand-off per micro-batch and model chunk
+    source: str = "prior (uncalibrated)"
+
+    def gemm_eff(self, gpu: str, precision: str) -> float:
+        key = precision_key(precision)
+        for candidate in (
+            f"{gpu}:{key}",
+            f"{gpu}:{'fp8' if key == 'mxfp8' else 'mxfp8'}" if "fp8" in key else "",
+        ):
+            if candidate in self.gemm_efficiency:
+                return self.gemm_efficiency[candidate]
+        same_gpu = [v for k, v in self.gemm_efficiency.items() if k.startswith(f"{gpu}:")]
+        if same_gpu and key != "bf16":
+            return sum(same_gpu) / len(same_gpu)
+        return self.default_gemm_efficiency
+
+
+class CommTimes(Record):
+    tp: float = 0.0
+    cp: float = 0.0
+    ep: float = 0.0
+    dp: float = 0.0
+    pp: float = 0.0
+
+
+class ThroughputEstimate(Record):
+    tokens_per_sec_per_gpu: float
+    model_tflops_per_gpu: float
+    mfu: float
+    step_time_s: float
+    compute_s: float
+    bubble_fraction: float
+    bubble_s: float
+    recompute_s: float
+    exposed_comm_s: CommTimes
+    optimizer_s: float
+    flops_per_token: float
+    num_gpus: int
+    assumptions: list[str] = Field(default_factory=list)
+
+    def time_to_train(self, tokens: float) -> float:
+        """Seconds to train `tokens` tokens on this run's GPUs at this rate."""
+        return tokens / (self.tokens_per_sec_per_gpu * self.num_gpus)
+
+
+def _ring(bytes_: float, n: int, bw: float) -> float:
+    """Time of one ring all-gather or reduce-scatter of a `bytes_` buffer over n ranks."""
+    return 0.0 if n <= 1 else bytes_ * (n - 1) / n / bw
+
+
+def _link(group_span: int, hw: GpuSpec, gpus_per_node: int) -> float:
+    """Bandwidth of a group of `group_span` consecutive ranks: NVLink inside the domain, else the network."""
+    domain = hw.nvlink_domain if hw.nvlink_domain > gpus_per_node else gpus_per_node
+    return hw.nvlink_bw if group_span <= domain else hw.network_bw
+
+
+def estimate_throughput(
+    arch: ModelArch,
+    layout: Plan,
+    hw: GpuSpec,
+    *,
+    seq_length: int,
+    micro_batch_size: int | None = None,
+    global_batch_size: int | None = None,
+    num_gpus: int | None = None,
+    mode: str = "pretrain",
+    precision: str = "bf16",
+    recompute: Recompute = None,
+    recompute_num_layers: int | None = None,
+    recompute_modules: list[str] | None = None,
+    grad_reduce_in_fp32: bool = True,
+    fsdp: bool = False,
+    gpus_per_node: int = 8,
+    calibration: Calibration | None = None,
+) -> ThroughputEstimate:
+    """Estimated step time, tokens/s/GPU, model TFLOP/s/GPU (Bridge formula) and MFU for one layout."""
+    cal = calibration or Calibration()
+    d = dims_of(arch)
+    mbs = micro_batch_size or layout.mbs
+    gbs = global_batch_size or layout.gbs
+    gpus = num_gpus or layout.num_gpus
+    t, p, c = layout.tp, layout.pp, layout.cp
+    e, et, v = layout.ep or 1, layout.etp or layout.tp, layout.vp or 1
+    dp = data_parallel_size(layout, gpus)
+    if gbs % (mbs * dp):
+        raise UserError(f"global batch {gbs} is not divisible by micro batch {mbs} × DP {dp}")
+    m = gbs // (mbs * dp)
+    peak = hw.peak_flops(precision)
+    bf16_peak = hw.peak_flops("bf16")
+
+    flops = flops_per_token(d, seq_length, t)
+    tokens_gpu = gbs * seq_length / gpus  # tokens each GPU processes per step (work is evenly split)
+    peft_factor = 2 / 3 if mode == "peft" else 1.0  # frozen weights get no weight-gradient GEMM
+    eff = cal.gemm_eff(hw.key, precision)
+    dense_width = min(d.hidden, d.ffn if d.dense_layers else d.hidden) / t
+    expert_width = min(d.hidden, d.moe_ffn) / et if d.experts else 1.0
+    size = dense_width / (dense_width + cal.gemm_size_half)
+    esize = expert_width / (expert_width + cal.gemm_size_half)
+    if d.experts:
+        # Each expert sees the routed tokens of its EP group; few tokens per expert make thin, slow GEMMs.
+        expert_tokens = e * seq_length * mbs / (c * t) * d.topk / d.experts
+        esize *= expert_tokens / (expert_tokens + cal.expert_tokens_half)
+    t_dense = tokens_gpu * flops.dense_gemm * peft_factor / (peak * eff * size)
+    ratio = cal.expert_gemm_ratio if precision_unit(precision) == "bf16" else cal.expert_gemm_ratio_lowp
+    t_expert = tokens_gpu * flops.expert_gemm * peft_factor / (peak * eff * ratio * esize)
+    t_attn = tokens_gpu * flops.attention_core / (bf16_peak * cal.attention_efficiency)
+    t_elem = tokens_gpu * _elementwise_bytes(d) * cal.elementwise_passes / hw.hbm_bw
+    t_layers = t_dense + t_expert + t_attn + t_elem
+    recompute_s = 0.0
+    if recompute == "full":
+        share = 1.0 if recompute_num_layers is None else min(1.0, recompute_num_layers * p / d.layers)
+        recompute_s = share * t_layers / 3
+    elif recompute == "selective":
+        recompute_s = _selective_cost(
+            d, set(recompute_modules or ["core_attn"]), t_dense, t_expert, t_attn, t_elem, flops
+        )
+    compute = t_layers + recompute_s + m * v * cal.microbatch_overhead_s
+
+    layers_per_stage = d.layers / p
+    chunk = layers_per_stage / v
+    balance = _stage_balance(d.layers, p, v)
+    bubble_fraction = (p - 1) / (m * v) if p > 1 else 0.0
+    bubble_s = compute * balance * bubble_fraction
+    compute *= balance
+
+    # ---- communication per step, per GPU
+    act_bytes = 1 if precision_unit(precision) != "bf16" else 2
+    tokens_mb = seq_length * mbs / c
+    comm = CommTimes()
+    if t > 1:
+        msg = tokens_mb * d.hidden * 2
+        per_layer = 8 * _ring(msg, t, _link(t, hw, gpus_per_node))  # 4 all-gathers + 4 reduce-scatters
+        comm.tp = cal.tp_exposed * per_layer * layers_per_stage * m
+    if c > 1:
+        kv = 2 * tokens_mb * d.kv_width * 2
+        per_layer = 3 * (c - 1) * kv / _link(t * c, hw, gpus_per_node)
+        comm.cp = cal.cp_exposed * per_layer * layers_per_stage * m
+    if e > 1 and d.moe_layers:
+        a2a = 2 * tokens_mb / t * d.topk * d.hidden * act_bytes / e  # bytes to each peer
+        domain = hw.nvlink_domain if hw.nvlink_domain > gpus_per_node else gpus_per_node
+        near = max(0, min(e, domain // et) - 1)  # peers inside the NVLink domain
+        per_layer = 3 * a2a * (near / hw.nvlink_bw + (e - 1 - near) / hw.network_bw)
+        comm.ep = cal.ep_exposed * per_layer * (d.moe_layers / p) * m
+    params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
+    grad_b = 4 if grad_reduce_in_fp32 else 2
+    dp_span = t * p * c
+    if dp > 1:
+        dp_bw = _link(dp_span * dp, hw, gpus_per_node)
+        dp_time = _ring(params_gpu * (grad_b + 2), dp * c, dp_bw)
+        if fsdp:
+            dp_time += 2 * m * _ring(params_gpu * 2, dp * c, dp_bw)
+        edp = max(1, gpus // (e * et * p))
+        dp_time += _ring(experts_gpu * (grad_b + 2), edp, _link(gpus, hw, gpus_per_node))
+        comm.dp = cal.dp_exposed * dp_time
+    if p > 1:
+        p2p = tokens_mb * d.hidden * 2 / t
+        comm.pp = cal.pp_exposed * 2 * m * v * p2p / _link(gpus, hw, gpus_per_node)
+    optimizer_s = (params_gpu / (dp * c) + experts_gpu / max(1, gpus // (e * et * p))) * 32 / hw.hbm_bw
+    exposed = comm.tp + comm.cp + comm.ep + comm.dp + comm.pp
+    step = compute + bubble_s + exposed + optimizer_s
+    tokens_per_s = gbs * seq_length / (step * gpus)
+    model_flops = flops.total
+    tflops = model_flops * tokens_per_s / 1e12
+    return ThroughputEstimate(
+        tokens_per_sec_per_gpu=tokens_per_s,
+        model_tflops_per_gpu=tflops,
+        mfu=tflops * 1e12 / peak,
+        step_time_s=step,
+        compute_s=compute,
+        bubble_fraction=bubble_fraction,
+        bubble_s=bubble_s,
+        recompute_s=recompute_s,
+        exposed_comm_s=comm,
+        optimizer_s=optimizer_s,
+        flops_per_token=model_flops,
+        num_gpus=gpus,
+        assumptions=[
+            f"GEMMs at {eff:.0%} of the {precision_key(precision)} peak ({cal.source}), scaled by GEMM width",
+            "attention core at the BF16 rate; model FLOPs by the Megatron-Bridge formula "
+            "(causal, padded vocab)",
+            f"1F1B{' interleaved' if v > 1 else ''} bubble (p-1)/(m·v) = {bubble_fraction:.1%}",
+            "communication: ring collectives over NVLink inside the NVLink domain, "
+            "else the scale-out network; "
+            "only a fitted fraction is exposed",
+            "balanced MoE routing (as in the published benchmarks)",
+        ]
+        + ([f"{chunk:g} layers per model chunk"] if p > 1 else []),
+    )
+
+
+def _selective_cost(
+    d: Dims, modules: set[str], t_dense, t_expert, t_attn, t_elem, flops: TokenFlops
+) -> float:
+    """Time of one extra forward of the recomputed modules (a forward is a third of fwd + bwd)."""
+    cost = 0.0
+    if "core_attn" in modules:
+        cost += t_attn / 3
+    if "mlp" in modules and flops.dense_gemm:
+        mlp_share = 6 * d.hidden * d.glu * d.ffn * d.dense_layers / flops.dense_gemm
+        cost += t_dense * mlp_share / 3
+    if "moe" in modules:
+        cost += t_expert / 3
+    if "mla_up_proj" in modules and d.mla and flops.dense_gemm:
+        up = d.heads * ((d.q_lora or 0) * (d.qk_dim + d.qk_pos) + d.kv_lora * (d.qk_dim + d.v_dim))
+        cost += t_dense * 6 * d.layers * up / flops.dense_gemm / 3
+    # Norms and activation functions are memory-bound: a small share of the elementwise time.
+    cost += t_elem * 0.1 * len(modules & {"layernorm", "moe_act"}) / 3
+    return cost
+
+
+def _stage_balance(layers: int, p: int, v: int) -> float:
+    """Slowest stage over the mean: uneven splits make every stage wait for the largest chunk."""
+    chunks = p * v
+    if chunks <= 1:
+        return 1.0
+    return -(-layers // chunks) * chunks / layers if layers % chunks else 1.0
+
+
+def _elementwise_bytes(d: Dims) -> float:
+    """Bytes of the per-token tensors that norms, activations, residuals and routing read and write."""
+    per_layer_dense = 4 * d.hidden + d.q_width + 2 * d.kv_width + 3 * d.ffn
+    per_layer_moe = 4 * d.hidden + d.q_width + 2 * d.kv_width + d.topk * (2 * d.hidden + 3 * d.moe_ffn)
+    per_layer_moe += 3 * d.shared_ffn
+    return 2 * (d.dense_layers * per_layer_dense + d.moe_layers * per_layer_moe)
+
+
+def _params_per_gpu(d: Dims, t: int, p: int, e: int, et: int) -> tuple[float, float]:
+    """(dense, expert) parameters one GPU holds, averaged over pipeline stages."""
+    dense, moe = layer_params(d, False), layer_params(d, True)
+    sharded = d.dense_layers * (dense.attn + dense.mlp) + d.moe_layers * (moe.attn + moe.mlp)
+    sharded = (sharded + d.hidden * d.vocab * (1 if d.tied else 2)) / (t * p)
+    replicated = (d.dense_layers * dense.replicated + d.moe_layers * moe.replicated) / p
+    experts = d.moe_layers * moe.routed / (p * e * et)
+    return sharded + replicated, experts

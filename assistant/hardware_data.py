@@ -1,0 +1,48 @@
+"""Reads the estimator data files (hardware table, fitted calibration) once; the estimators stay pure."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from assistant.errors import UserError
+from assistant.estimate.hardware import GpuSpec, load_hardware, resolve_gpu
+from assistant.estimate.memory import MemoryOverheads
+from assistant.estimate.throughput import Calibration
+from assistant.settings import get_settings
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise UserError(f"missing data file {path}; run the ingest step that writes it") from error
+
+
+@lru_cache(maxsize=1)
+def hardware_table() -> dict[str, GpuSpec]:
+    return load_hardware(_read(get_settings().knowledge_base / "hardware.json"))
+
+
+def gpu_spec(gpu_type: str) -> GpuSpec:
+    """The GpuSpec for a type or alias such as "h100", "DGX-GB200" or "a100-40g"."""
+    return resolve_gpu(hardware_table(), gpu_type)
+
+
+@lru_cache(maxsize=1)
+def _fit() -> dict:
+    path = get_settings().knowledge_base / "calibration" / "fit.json"
+    return _read(path) if path.exists() else {}
+
+
+def calibration() -> Calibration:
+    """Fitted throughput efficiencies (knowledge_base/calibration/fit.json), or the priors if unfitted."""
+    data = _fit().get("throughput")
+    return Calibration.model_validate(data) if data else Calibration()
+
+
+def memory_overheads() -> MemoryOverheads:
+    """Fitted memory overhead constants, or the priors if not fitted yet."""
+    data = _fit().get("memory")
+    return MemoryOverheads.model_validate(data) if data else MemoryOverheads()

@@ -1,0 +1,401 @@
+"""Model architectures: the bundled catalog (read side) and the HF-config -> ModelArch mapping.
+
+The mapping and the parameter counter are pure functions so that `ingest.models` (which writes
+knowledge_base/models) and `load_local_config` (a user's own config.json) share one copy.
+HF keys map to Megatron TransformerConfig names the way Megatron-Bridge's CONFIG_MAPPING does
+(`src/megatron/bridge/models/conversion/model_bridge.py`, v0.3.1+).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from assistant.errors import UserError
+from assistant.records import ModelArch
+from assistant.settings import get_settings
+
+# Nested keys under which multimodal configs keep their language model, outermost first
+# (Qwen3-Omni: thinker_config.text_config; Nemotron VL: llm_config; most VLMs: text_config).
+_TEXT_CONFIG_KEYS = ("thinker_config", "text_config", "llm_config", "language_config")
+# Keys whose presence marks a multimodal (vision/audio) model.
+_MODALITY_KEYS = ("vision_config", "audio_config", "vision_encoder", "sound_config", "vit_config")
+# transformers config classes whose tie_word_embeddings default is True when config.json omits it.
+_TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text")
+# Activations of plain (non-gated) MLPs.
+_NON_GATED_ACTS = ("relu2", "squared_relu")
+_NON_GATED_MODEL_TYPES = ("nemotron_h", "nemotron", "nemotronh")
+_REQUIRED_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads")
+# Mamba-hybrid model types: without a layer pattern their layers cannot be counted.
+_HYBRID_MODEL_TYPES = ("nemotron_h", "nemotronh")
+# Keys of architectures the counter does not model (LatentMoE experts work in a smaller latent width).
+_UNCOUNTED_KEYS = ("moe_latent_size",)
+
+
+# ------------------------------------------------------------------ mapping HF config -> ModelArch
+
+
+@dataclass(frozen=True)
+class MixerDims:
+    """Token-mixer layers that ModelArch does not describe field by field (needed to count parameters).
+
+    Mamba-2 layers (Nemotron-H: `hybrid_override_pattern`, M = Mamba, * = attention, - = MLP, E = MoE)
+    and Gated-DeltaNet linear-attention layers (Qwen3-Next style, every `full_attention_interval`-th
+    layer is full attention, whose query projection is doubled for an output gate).
+    """
+
+    pattern: str | None = None
+    mamba_num_heads: int = 0
+    mamba_head_dim: int = 0
+    mamba_state_dim: int = 0
+    mamba_num_groups: int = 0
+    conv_kernel: int = 4
+    linear_layers: int = 0
+    linear_num_key_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_num_value_heads: int = 0
+    linear_value_head_dim: int = 0
+    attn_output_gate: bool = False
+
+
+def split_text_config(config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Return (language-model config, is_multimodal) for a top-level HF config."""
+    text = config
+    multimodal = any(key in text for key in _MODALITY_KEYS)
+    for key in _TEXT_CONFIG_KEYS:
+        nested = text.get(key)
+        if isinstance(nested, dict):
+            text = nested
+            multimodal = multimodal or any(k in text for k in _MODALITY_KEYS)
+    return text, multimodal
+
+
+def _first(cfg: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if cfg.get(key) is not None:
+            return cfg[key]
+    return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def mixer_dims_from_config(text: dict[str, Any]) -> MixerDims | None:
+    """Mamba / linear-attention dimensions of a hybrid model; None for a plain transformer."""
+    pattern = text.get("hybrid_override_pattern")
+    if pattern:
+        heads = int(_first(text, "mamba_num_heads") or 0)
+        return MixerDims(
+            pattern=pattern,
+            mamba_num_heads=heads,
+            mamba_head_dim=int(_first(text, "mamba_head_dim") or 0),
+            mamba_state_dim=int(_first(text, "ssm_state_size", "mamba_state_dim") or 0),
+            mamba_num_groups=int(_first(text, "n_groups", "mamba_n_groups", "mamba_num_groups") or 1),
+            conv_kernel=int(_first(text, "conv_kernel", "mamba_d_conv") or 4),
+        )
+    layer_types = text.get("layer_types")
+    if isinstance(layer_types, list) and "linear_attention" in layer_types:
+        linear_layers = layer_types.count("linear_attention")
+    elif text.get("full_attention_interval") and text.get("linear_num_value_heads"):
+        n, every = int(text["num_hidden_layers"]), int(text["full_attention_interval"])
+        linear_layers = n - n // every
+    else:
+        return None
+    return MixerDims(
+        linear_layers=linear_layers,
+        linear_num_key_heads=int(text["linear_num_key_heads"]),
+        linear_key_head_dim=int(text["linear_key_head_dim"]),
+        linear_num_value_heads=int(text["linear_num_value_heads"]),
+        linear_value_head_dim=int(text["linear_value_head_dim"]),
+        conv_kernel=int(text.get("linear_conv_kernel_dim") or 4),
+        attn_output_gate=bool(text.get("attn_output_gate", True)),
+    )
+
+
+def arch_from_hf_config(config: dict[str, Any], hf_model_id: str, source: str) -> ModelArch:
+    """Map an HF `config.json` dict to a ModelArch, with parameter counts; bad input -> UserError."""
+    if not isinstance(config, dict):
+        raise UserError(f"{hf_model_id}: config must be a JSON object, got {type(config).__name__}.")
+    text, multimodal = split_text_config(config)
+    missing = [key for key in _REQUIRED_KEYS if text.get(key) is None]
+    if missing:
+        raise UserError(
+            f"{hf_model_id}: config.json lacks {', '.join(missing)}; "
+            "point at the model's own config.json (a language model or a VLM with text_config)."
+        )
+    try:
+        arch, mixers = _map_text_config(config, text, multimodal, hf_model_id, source)
+    except (TypeError, ValueError, KeyError, ValidationError) as exc:
+        raise UserError(f"{hf_model_id}: config.json has a missing or wrongly typed value ({exc}).") from exc
+    uncounted = [key for key in _UNCOUNTED_KEYS if text.get(key)]
+    if arch.vocab_size is None or uncounted or (arch.is_hybrid and mixers is None):
+        return arch  # a count would be silently wrong: embeddings, latent experts or layer order unknown
+    total, active = count_parameters(arch, mixers)
+    return arch.model_copy(update={"total_params": float(total), "active_params": float(active)})
+
+
+def _map_text_config(
+    config: dict[str, Any], text: dict[str, Any], multimodal: bool, hf_model_id: str, source: str
+) -> tuple[ModelArch, MixerDims | None]:
+    model_type = str(text.get("model_type") or config.get("model_type") or "unknown")
+    hidden, heads = int(text["hidden_size"]), int(text["num_attention_heads"])
+    experts = _int_or_none(_first(text, "num_experts", "num_local_experts", "n_routed_experts"))
+    moe_ffn = _int_or_none(_first(text, "moe_intermediate_size", "expert_intermediate_size"))
+    ffn = _int_or_none(_first(text, "intermediate_size", "ffn_hidden_size"))
+    if experts and moe_ffn is None:  # gpt-oss / Mixtral: intermediate_size is the expert width
+        moe_ffn = ffn
+    shared = _int_or_none(
+        _first(text, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size")
+    )
+    if experts and shared is None and text.get("n_shared_experts") and moe_ffn:
+        shared = int(text["n_shared_experts"]) * moe_ffn
+    first_dense = _int_or_none(text.get("first_k_dense_replace"))
+    if experts and first_dense is None and isinstance(text.get("mlp_only_layers"), list):
+        only = sorted(text["mlp_only_layers"])
+        first_dense = len(only) if only == list(range(len(only))) else None
+    kv_lora = _int_or_none(text.get("kv_lora_rank"))
+    act = str(text.get("hidden_act") or text.get("mlp_hidden_act") or "silu")
+    tied_default = model_type in _TIED_BY_DEFAULT
+    mixers = mixer_dims_from_config(text)
+    mamba_hybrid = model_type in _HYBRID_MODEL_TYPES or bool(mixers and mixers.pattern)
+    arch = ModelArch(
+        hf_model_id=hf_model_id,
+        family=model_type,
+        num_layers=int(text["num_hidden_layers"]),
+        hidden_size=hidden,
+        ffn_hidden_size=ffn,
+        num_attention_heads=heads,
+        num_query_groups=int(_first(text, "num_key_value_heads") or heads),
+        kv_channels=int(_first(text, "head_dim", "attention_head_dim") or hidden // heads),
+        vocab_size=_int_or_none(text.get("vocab_size")),
+        max_position_embeddings=_int_or_none(text.get("max_position_embeddings")),
+        tied_embeddings=bool(
+            text.get("tie_word_embeddings", config.get("tie_word_embeddings", tied_default))
+        ),
+        gated_linear_unit=act not in _NON_GATED_ACTS and model_type not in _NON_GATED_MODEL_TYPES,
+        num_moe_experts=experts,
+        moe_router_topk=_int_or_none(_first(text, "num_experts_per_tok", "experts_per_token", "moe_topk"))
+        if experts
+        else None,
+        moe_ffn_hidden_size=moe_ffn if experts else None,
+        moe_shared_expert_intermediate_size=shared if experts else None,
+        # In Mamba hybrids the layer pattern, not first-k/frequency, places the MoE layers.
+        moe_first_k_dense=(first_dense or 0) if experts and not mamba_hybrid else None,
+        moe_layer_freq=int(_first(text, "moe_layer_freq", "decoder_sparse_step") or 1)
+        if experts and not mamba_hybrid
+        else None,
+        multi_latent_attention=kv_lora is not None,
+        q_lora_rank=_int_or_none(text.get("q_lora_rank")) if kv_lora else None,
+        kv_lora_rank=kv_lora,
+        qk_head_dim=_int_or_none(text.get("qk_nope_head_dim")) if kv_lora else None,
+        qk_pos_emb_head_dim=_int_or_none(text.get("qk_rope_head_dim")) if kv_lora else None,
+        v_head_dim=_int_or_none(text.get("v_head_dim")) if kv_lora else None,
+        is_vlm=multimodal,
+        is_hybrid=mixers is not None or mamba_hybrid,
+        hybrid_layer_pattern=mixers.pattern if mixers else None,
+        source=source,
+    )
+    return arch, mixers
+
+
+# ------------------------------------------------------------------ parameter counting
+
+
+def _attention_params(arch: ModelArch, output_gate: bool = False) -> int:
+    """Weights of one self-attention block (GQA or MLA, with MLA low-rank norms); no biases or QK-norms."""
+    h, heads = arch.hidden_size, arch.num_attention_heads
+    if arch.multi_latent_attention:
+        qk, rope, v = arch.qk_head_dim or 0, arch.qk_pos_emb_head_dim or 0, arch.v_head_dim or 0
+        kv_lora = arch.kv_lora_rank or 0
+        if arch.q_lora_rank:
+            q = h * arch.q_lora_rank + arch.q_lora_rank + arch.q_lora_rank * heads * (qk + rope)
+        else:
+            q = h * heads * (qk + rope)
+        kv = h * (kv_lora + rope) + kv_lora + kv_lora * heads * (qk + v)
+        return q + kv + heads * v * h
+    d = arch.kv_channels or h // heads
+    groups = arch.num_query_groups or heads
+    q_out = heads * d * (2 if output_gate else 1)
+    return h * q_out + 2 * h * groups * d + heads * d * h
+
+
+def _mlp_params(hidden: int, ffn: int, gated: bool) -> int:
+    return (3 if gated else 2) * hidden * ffn
+
+
+def _moe_params(arch: ModelArch) -> tuple[int, int]:
+    """(all, active-per-token) weights of one MoE block: router, routed experts, shared expert."""
+    h, experts = arch.hidden_size, arch.num_moe_experts or 0
+    expert = _mlp_params(h, arch.moe_ffn_hidden_size or 0, arch.gated_linear_unit)
+    shared = _mlp_params(h, arch.moe_shared_expert_intermediate_size or 0, arch.gated_linear_unit)
+    router = h * experts
+    return router + experts * expert + shared, router + (arch.moe_router_topk or 0) * expert + shared
+
+
+def is_moe_layer(arch: ModelArch, index: int) -> bool:
+    """Megatron convention: the first `moe_first_k_dense` layers are dense, then every `moe_layer_freq`-th."""
+    if not arch.num_moe_experts:
+        return False
+    first, freq = arch.moe_first_k_dense or 0, arch.moe_layer_freq or 1
+    return index >= first and (index - first) % freq == 0
+
+
+def _mamba_params(arch: ModelArch, m: MixerDims) -> int:
+    """Mamba-2 mixer: in_proj (z, x, B, C, dt), conv with bias, A/D/dt_bias, gated norm, out_proj."""
+    d_inner = m.mamba_num_heads * m.mamba_head_dim
+    bc = 2 * m.mamba_num_groups * m.mamba_state_dim
+    conv_dim = d_inner + bc
+    in_proj = arch.hidden_size * (2 * d_inner + bc + m.mamba_num_heads)
+    return (
+        in_proj
+        + conv_dim * (m.conv_kernel + 1)
+        + 3 * m.mamba_num_heads
+        + d_inner
+        + d_inner * arch.hidden_size
+    )
+
+
+def _linear_attention_params(arch: ModelArch, m: MixerDims) -> int:
+    """Gated-DeltaNet mixer: in_proj qkvz and ba, depthwise conv, A_log/dt_bias, head norm, out_proj."""
+    key_dim = m.linear_num_key_heads * m.linear_key_head_dim
+    value_dim = m.linear_num_value_heads * m.linear_value_head_dim
+    h = arch.hidden_size
+    in_proj = h * (2 * key_dim + 2 * value_dim) + h * 2 * m.linear_num_value_heads
+    conv = (2 * key_dim + value_dim) * m.conv_kernel
+    return in_proj + conv + 2 * m.linear_num_value_heads + m.linear_value_head_dim + value_dim * h
+
+
+def count_parameters(arch: ModelArch, mixers: MixerDims | None = None) -> tuple[int, int]:
+    """(total, active-per-token) parameters of the language model, from the architecture alone.
+
+    Counted: input embedding, untied output layer, final norm, and per layer its norms, the attention
+    (GQA or MLA, with low-rank norms), and a gated/plain MLP or an MoE block (router + all experts +
+    shared expert; active = router + top-k experts + shared). Hybrid layers use `mixers`.
+    Not counted: biases, attention sinks, MTP heads, vision/audio towers (VLM counts are the LLM only).
+    """
+    h = arch.hidden_size
+    embed = (arch.vocab_size or 0) * h
+    total = active = embed * (1 if arch.tied_embeddings else 2) + h
+    dense_mlp = _mlp_params(h, arch.ffn_hidden_size or 0, arch.gated_linear_unit)
+    moe_all, moe_active = _moe_params(arch) if arch.num_moe_experts else (0, 0)
+    if mixers and mixers.pattern:
+        for symbol in mixers.pattern:
+            layer_all = layer_active = h  # pre-norm of this layer
+            if symbol == "M":
+                layer_all = layer_active = layer_all + _mamba_params(arch, mixers)
+            elif symbol == "*":
+                layer_all = layer_active = layer_all + _attention_params(arch)
+            elif symbol == "-":
+                layer_all = layer_active = layer_all + dense_mlp
+            elif symbol == "E":
+                layer_all, layer_active = layer_all + moe_all, layer_active + moe_active
+            total, active = total + layer_all, active + layer_active
+        return total, active
+    linear_left = mixers.linear_layers if mixers else 0
+    full_attention = _attention_params(arch, output_gate=bool(mixers and mixers.attn_output_gate))
+    linear_attention = _linear_attention_params(arch, mixers) if mixers and mixers.linear_layers else 0
+    n_full = arch.num_layers - linear_left
+    mixer_total = n_full * full_attention + linear_left * linear_attention
+    total, active = (
+        total + mixer_total + 2 * h * arch.num_layers,
+        active + mixer_total + 2 * h * arch.num_layers,
+    )
+    for index in range(arch.num_layers):
+        if is_moe_layer(arch, index):
+            total, active = total + moe_all, active + moe_active
+        else:
+            total, active = total + dense_mlp, active + dense_mlp
+    return total, active
+
+
+# ------------------------------------------------------------------ local config files
+
+
+def model_file_name(hf_model_id: str) -> str:
+    """knowledge_base/models file name of an HF id: `org/name` -> `org__name.json`."""
+    return hf_model_id.strip().replace("/", "__") + ".json"
+
+
+def resolve_config_path(path: str | Path) -> Path:
+    """Find config.json for a file, a model directory, or an HF cache `models--org--name` directory."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise UserError(f"{p} does not exist; pass a config.json, a model directory or an HF cache snapshot.")
+    if p.is_file():
+        return p
+    if (p / "config.json").is_file():
+        return p / "config.json"
+    snapshots = p / "snapshots" if (p / "snapshots").is_dir() else p if p.name == "snapshots" else None
+    if snapshots is not None:
+        ref = snapshots.parent / "refs" / "main"
+        if ref.is_file() and (snapshots / ref.read_text().strip() / "config.json").is_file():
+            return snapshots / ref.read_text().strip() / "config.json"
+        found = sorted(snapshots.glob("*/config.json"), key=lambda f: f.stat().st_mtime, reverse=True)
+        if found:
+            return found[0]
+    raise UserError(
+        f"No config.json under {p}; expected <dir>/config.json or <cache>/snapshots/<hash>/config.json."
+    )
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"Cannot read {path}: {exc}.") from exc
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON (line {exc.lineno}): fix or re-download it.") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"{path} must hold a JSON object (an HF config.json).")
+    return data
+
+
+def _model_id_for(config_path: Path, config: dict[str, Any]) -> str:
+    """HF id from an HF cache path (models--org--name), else `_name_or_path`, else the directory name."""
+    for part in reversed(config_path.parts):
+        if part.startswith("models--"):
+            return part.removeprefix("models--").replace("--", "/", 1)
+    name = config.get("_name_or_path")
+    if isinstance(name, str) and name.count("/") == 1 and not name.startswith(("/", ".")):
+        return name
+    return f"local/{config_path.parent.name}"
+
+
+def load_local_config(path: str | Path, hf_model_id: str | None = None) -> ModelArch:
+    """ModelArch of a model we do not ship, from its config.json or HF cache snapshot."""
+    config_path = resolve_config_path(path)
+    config = read_config_file(config_path)
+    model_id = hf_model_id or _model_id_for(config_path, config)
+    return arch_from_hf_config(config, model_id, f"local config.json: {config_path}")
+
+
+# ------------------------------------------------------------------ bundled catalog
+
+
+def models_dir() -> Path:
+    return get_settings().knowledge_base / "models"
+
+
+@lru_cache(maxsize=4)
+def _catalog(directory: Path) -> dict[str, ModelArch]:
+    archs: dict[str, ModelArch] = {}
+    for file in sorted(directory.glob("*.json")):
+        arch = ModelArch.model_validate_json(file.read_text(encoding="utf-8"))
+        archs[arch.hf_model_id.lower()] = arch
+    return archs
+
+
+def all_model_archs() -> list[ModelArch]:
+    """Every bundled architecture, sorted by HF id."""
+    return sorted(_catalog(models_dir()).values(), key=lambda a: a.hf_model_id.lower())
+
+
+def load_model_arch(hf_model_id: str) -> ModelArch | None:
+    """Bundled architecture of an HF id (case-insensitive), or None when we do not ship it."""
+    return _catalog(models_dir()).get(hf_model_id.strip().lower())

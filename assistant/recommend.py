@@ -1,0 +1,333 @@
+"""Slots -> Recommendation: pick the recipe from the version's catalog, then let the rule module size it.
+
+Every recipe name, number and command in a Recommendation comes from the catalog or the rule module.
+Selection order (the skill's decision tree): exact model and mode; the closest size in the same family;
+an architecturally similar family with resized parallelism (and the answer says so). An unknown model
+gets no recipe at all, never an invented one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from assistant.model_names import split_recipe_name, stem_info
+from assistant.records import (
+    Catalog,
+    Cluster,
+    Commands,
+    Finding,
+    ModelArch,
+    Override,
+    Plan,
+    RecipeRecord,
+    Slots,
+)
+from assistant.rules.commands import _serves as preset_serves
+from assistant.rules.commands import choose_dataset, commands
+from assistant.rules.config import parse_overrides
+from assistant.rules.fit import FitVerdict
+from assistant.rules.resize import resize
+from assistant.rules.validate import validate
+
+Match = Literal["exact", "seq-variant", "closest-size", "similar-architecture", "explicit"]
+ArchLookup = Callable[[str | None], ModelArch | None]
+
+SMOKE_TEST_STEM = "llama3_8b"
+NVL72_TYPES = ("gb200", "gb300")
+
+
+@dataclass(frozen=True)
+class Selection:
+    record: RecipeRecord
+    match: Match
+    asked_stem: str | None = None
+
+
+@dataclass
+class Recommendation:
+    slots: Slots
+    version: str
+    selection: Selection | None = None
+    arch: ModelArch | None = None
+    dataset: str | None = None
+    cluster: Cluster | None = None
+    plan: Plan | None = None
+    overrides: list[Override] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    commands: Commands = field(default_factory=Commands)
+    fit: FitVerdict | None = None
+    missing: list[str] = field(default_factory=list)
+    unknown_model: bool = False
+
+    @property
+    def recipe(self) -> RecipeRecord | None:
+        return self.selection.record if self.selection else None
+
+
+# ---------------------------------------------------------------- catalog lookups
+
+
+def stem_of(name: str) -> str | None:
+    parts = split_recipe_name(name)
+    return parts.stem if parts else None
+
+
+def library_recipes(catalog: Catalog) -> list[RecipeRecord]:
+    return [r for r in catalog.recipes if r.kind == "library" and r.reachable]
+
+
+def known_stems(catalog: Catalog) -> dict[str, str | None]:
+    """Model stem -> HF model id, for every stem with a reachable library or benchmark recipe."""
+    stems: dict[str, str | None] = {}
+    for record in catalog.recipes:
+        stem = stem_of(record.name)
+        if stem and record.reachable:
+            stems[stem] = stems.get(stem) or record.hf_model_id
+    return stems
+
+
+def _is_legacy_name(record: RecipeRecord) -> bool:
+    parts = split_recipe_name(record.name)
+    return bool(parts) and parts.num_gpus is None and parts.gpu_type is None
+
+
+def _goal_matches(record: RecipeRecord, goal: str | None) -> bool:
+    return goal is None or record.mode == goal
+
+
+def exact_recipe(catalog: Catalog, stem: str, goal: str | None, seq_length: int | None) -> Selection | None:
+    """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices."""
+    candidates = [
+        r
+        for r in library_recipes(catalog)
+        if stem_of(r.name) == stem and _goal_matches(r, goal) and _is_legacy_name(r)
+    ]
+    if not candidates:
+        candidates = [
+            r for r in library_recipes(catalog) if stem_of(r.name) == stem and _goal_matches(r, goal)
+        ]
+    if not candidates:
+        return None
+
+    def seq_of(record: RecipeRecord) -> int:
+        parts = split_recipe_name(record.name)
+        return (parts.seq_hint if parts else None) or record.seq_length or 0
+
+    plain = [
+        r for r in candidates if not (split_recipe_name(r.name) or split_recipe_name(r.canonical)).variant
+    ]
+    default = min(plain or candidates, key=lambda r: (seq_of(r) if seq_of(r) else math.inf, len(r.name)))
+    if seq_length and seq_of(default) and seq_of(default) < seq_length:
+        longer = [r for r in candidates if seq_of(r) >= seq_length]
+        if longer:
+            return Selection(min(longer, key=lambda r: (seq_of(r), len(r.name))), "seq-variant", stem)
+    return Selection(default, "exact", stem)
+
+
+def _size_billions(stem: str, arch: ModelArch | None) -> float | None:
+    if arch and arch.total_params:
+        return arch.total_params / 1e9
+    info = stem_info(stem)
+    if not info.sizes:
+        return None
+    size = info.sizes[0].replace("p", ".")
+    unit = size[-1]
+    try:
+        number = float(size[:-1])
+    except ValueError:
+        return None
+    return number * {"b": 1.0, "m": 1e-3, "t": 1e3}.get(unit, 1.0)
+
+
+def closest_size(catalog: Catalog, stem: str, goal: str | None, size_b: float | None) -> Selection | None:
+    """Same family (e.g. qwen3), nearest parameter count, with a recipe for the goal."""
+    family = stem_info(stem).family
+    if size_b is None:
+        return None
+    best: tuple[float, str] | None = None
+    for other in {s for r in library_recipes(catalog) if (s := stem_of(r.name))}:
+        if other == stem or stem_info(other).family != family:
+            continue
+        other_size = _size_billions(other, None)
+        if other_size is None or exact_recipe(catalog, other, goal, None) is None:
+            continue
+        distance = abs(math.log(other_size / size_b))
+        if best is None or distance < best[0]:
+            best = (distance, other)
+    if best is None:
+        return None
+    chosen = exact_recipe(catalog, best[1], goal, None)
+    return Selection(chosen.record, "closest-size", stem) if chosen else None
+
+
+def similar_architecture(
+    catalog: Catalog, arch: ModelArch, goal: str | None, arch_of: ArchLookup
+) -> Selection | None:
+    """A recipe whose model has the same shape (dense vs MoE, MLA) and the nearest size."""
+    target_moe = bool(arch.num_moe_experts)
+    size = (arch.total_params or 0) / 1e9
+    best: tuple[float, RecipeRecord] | None = None
+    for record in library_recipes(catalog):
+        if not _goal_matches(record, goal) or not _is_legacy_name(record):
+            continue
+        other = arch_of(record.hf_model_id)
+        if other is None or not other.total_params or other.is_vlm != arch.is_vlm:
+            continue
+        if (
+            bool(other.num_moe_experts) != target_moe
+            or other.multi_latent_attention != arch.multi_latent_attention
+        ):
+            continue
+        distance = abs(math.log(other.total_params / 1e9 / max(size, 1e-3)))
+        if best is None or distance < best[0]:
+            best = (distance, record)
+    return Selection(best[1], "similar-architecture") if best else None
+
+
+def select_recipe(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> Selection | None:
+    if slots.recipe_name:
+        named = [r for r in catalog.recipes if r.name == slots.recipe_name]
+        if named:
+            wants_benchmark = slots.intent == "benchmark"
+            named.sort(key=lambda r: (r.kind == "benchmark") != wants_benchmark)
+            return Selection(named[0], "explicit")
+    goal = slots.goal
+    if slots.model_stem:
+        exact = exact_recipe(catalog, slots.model_stem, goal, slots.seq_length)
+        if exact:
+            return exact
+        arch = arch_of(slots.hf_model_id) if slots.hf_model_id else None
+        near = closest_size(catalog, slots.model_stem, goal, _size_billions(slots.model_stem, arch))
+        if near:
+            return near
+        if arch is not None:
+            return similar_architecture(catalog, arch, goal, arch_of)
+        return None
+    if slots.hf_model_id:
+        arch = arch_of(slots.hf_model_id)
+        if arch is not None:
+            return similar_architecture(catalog, arch, goal, arch_of)
+    return None
+
+
+def benchmark_recipe(
+    catalog: Catalog, stem: str, goal: str | None, gpu_type: str | None, num_gpus: int | None
+) -> RecipeRecord | None:
+    """The benchmark recipe of this model for the GPU type, nearest GPU count, bf16 first."""
+    candidates = [
+        r
+        for r in catalog.recipes
+        if r.kind == "benchmark" and stem_of(r.name) == stem and _goal_matches(r, goal or "pretrain")
+    ]
+    if gpu_type:
+        typed = [r for r in candidates if (r.gpu_type or "").lower() == gpu_type]
+        candidates = typed or candidates
+    if not candidates:
+        return None
+
+    def rank(record: RecipeRecord) -> tuple:
+        count = record.encoded_gpus or record.min_gpus or 0
+        distance = abs(math.log((count or 1) / (num_gpus or count or 1)))
+        return (
+            distance,
+            record.precision != "bf16",
+            bool(split_recipe_name(record.name).variant),
+            record.name,
+        )
+
+    return min(candidates, key=rank)
+
+
+# ---------------------------------------------------------------- the recommendation
+
+
+def dataset_for(requested: str | None, catalog: Catalog, mode: str | None, *, is_vlm: bool) -> str | None:
+    """The user's preset when this version has it and it serves the mode; else the version's default."""
+    default = choose_dataset(catalog.version, mode, catalog.launcher, vlm=is_vlm)
+    if not requested:
+        return default
+    presets = {p.name: p.modes for p in catalog.launcher.dataset_presets}
+    if requested not in presets:
+        return default
+    train_mode = "pretrain" if mode in (None, "pretrain") else "finetune"
+    return requested if preset_serves(requested, presets[requested], train_mode) else default
+
+
+def typed_overrides(slots: Slots) -> dict:
+    """The KEY=VALUE pairs of the question, typed the way the launcher's Hydra parser types them."""
+    return parse_overrides([f"{key}={value}" for key, value in slots.overrides.items()])
+
+
+def default_gpus_per_node(gpu_type: str | None) -> int:
+    """GB200/GB300 NVL72 compute trays hold 4 GPUs; HGX/DGX nodes hold 8."""
+    return 4 if gpu_type in NVL72_TYPES else 8
+
+
+def cluster_for(slots: Slots, record: RecipeRecord | None) -> Cluster | None:
+    gpu_type = slots.gpu_type or (record.gpu_type.lower() if record and record.gpu_type else None) or "h100"
+    per_node = slots.gpus_per_node or default_gpus_per_node(gpu_type)
+    count = slots.num_gpus
+    if count is None and slots.num_nodes:
+        count = slots.num_nodes * per_node
+    if count is None and record is not None:
+        count = record.encoded_gpus or record.min_gpus
+    if count is None or count < 1:
+        return None
+    return Cluster(num_gpus=count, gpu_type=gpu_type, gpus_per_node=per_node)
+
+
+def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommendation:
+    """Choose, size, check and build commands for one request (pure: lookups are passed in)."""
+    rec = Recommendation(slots=slots, version=catalog.version)
+    selection: Selection | None
+    if slots.intent == "first_try" and not slots.model_stem:
+        selection = exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
+    elif slots.intent == "benchmark" and slots.model_stem:
+        record = benchmark_recipe(catalog, slots.model_stem, slots.goal, slots.gpu_type, slots.num_gpus)
+        selection = Selection(record, "exact", slots.model_stem) if record else None
+    else:
+        selection = select_recipe(catalog, slots, arch_of)
+    if selection is None:
+        rec.unknown_model = bool(
+            slots.model_text or slots.model_stem or slots.hf_model_id or slots.recipe_name
+        )
+        return rec
+    rec.selection = selection
+    record = selection.record
+    rec.arch = arch_of(record.hf_model_id)
+    if selection.match == "similar-architecture" and slots.hf_model_id:
+        rec.arch = arch_of(slots.hf_model_id) or rec.arch
+    rec.cluster = cluster_for(slots, record)
+    mode = slots.goal or record.mode
+    if record.kind == "library":
+        rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
+    if rec.cluster is None:
+        return rec
+    result = resize(
+        record,
+        rec.arch,
+        rec.cluster,
+        mode,
+        slots.seq_length,
+        user_overrides=typed_overrides(slots),
+        version=catalog.version,
+    )
+    rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
+    rec.findings = list(result.findings)
+    if result.config is not None and result.plan is None and not rec.findings:
+        rec.findings = validate(result.config, rec.arch, rec.cluster, catalog.version, catalog.launcher)
+    built = commands(
+        catalog.version,
+        record,
+        rec.plan,
+        rec.cluster,
+        rec.dataset,
+        catalog.launcher,
+        rec.overrides,
+        mode=mode,
+    )
+    rec.commands = Commands(**built.model_dump(include={"torchrun", "multinode", "slurm", "benchmark"}))
+    return rec

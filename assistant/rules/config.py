@@ -1,0 +1,309 @@
+"""The effective config: a recipe's statically known values with the user's KEY=VALUE overrides on top.
+
+Override values are parsed the way Hydra/OmegaConf read command-line literals (int, float, bool,
+null, [lists], quoted strings). The v0.6.0 run_recipe.py short names (tp, pp, cp, vp, ep, etp, mbs,
+gbs, seq_length/sl) are accepted and expanded to the dotted keys they set.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field
+
+from assistant.errors import UserError
+from assistant.records import Mode, RecipeRecord, Record
+from assistant.rules.versions import normalize_version
+
+SHORTCUTS: dict[str, tuple[str, ...]] = {
+    "tp": ("model.tensor_model_parallel_size",),
+    "pp": ("model.pipeline_model_parallel_size",),
+    "vp": ("model.virtual_pipeline_model_parallel_size",),
+    "cp": ("model.context_parallel_size",),
+    "ep": ("model.expert_model_parallel_size",),
+    "etp": ("model.expert_tensor_parallel_size",),
+    "sp": ("model.sequence_parallel",),
+    "mbs": ("train.micro_batch_size",),
+    "gbs": ("train.global_batch_size",),
+    "seq_length": ("model.seq_length", "dataset.seq_length"),
+    "sl": ("model.seq_length", "dataset.seq_length"),
+    "tensor_model_parallel_size": ("model.tensor_model_parallel_size",),
+    "pipeline_model_parallel_size": ("model.pipeline_model_parallel_size",),
+    "virtual_pipeline_model_parallel_size": ("model.virtual_pipeline_model_parallel_size",),
+    "context_parallel_size": ("model.context_parallel_size",),
+    "expert_model_parallel_size": ("model.expert_model_parallel_size",),
+    "expert_tensor_parallel_size": ("model.expert_tensor_parallel_size",),
+    "micro_batch_size": ("train.micro_batch_size",),
+    "global_batch_size": ("train.global_batch_size",),
+}
+
+_KEY = re.compile(r"^[+~]?[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_0-9][A-Za-z0-9_]*)*$")
+_INT = re.compile(r"^[+-]?\d+$")
+_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+
+
+def parse_value(text: str) -> Any:
+    """Read one override value like a Hydra command-line literal."""
+    raw = text.strip()
+    lowered = raw.lower()
+    if lowered in {"true", "false"}:
+        return lowered == "true"
+    if lowered in {"null", "none", "~"}:
+        return None
+    if _INT.match(raw):
+        return int(raw)
+    if _FLOAT.match(raw):
+        return float(raw)
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    if raw.startswith("[") and raw.endswith("]"):
+        inner = raw[1:-1].strip()
+        return [parse_value(item) for item in _split_list(inner)] if inner else []
+    if raw.startswith("[") or raw.endswith("]"):
+        raise UserError(f"unbalanced brackets in override value {text!r}")
+    return raw
+
+
+def _split_list(inner: str) -> list[str]:
+    items, depth, current = [], 0, []
+    for char in inner:
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    items.append("".join(current))
+    return items
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """['tp=2', 'train.global_batch_size=64'] -> dotted keys and values; malformed input -> UserError."""
+    parsed: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise UserError(
+                f"malformed override {item!r}: expected KEY=VALUE, e.g. model.tensor_model_parallel_size=2"
+            )
+        key, _, value = item.partition("=")
+        key = key.strip()
+        if not _KEY.match(key):
+            raise UserError(
+                f"malformed override key {key!r} in {item!r}: "
+                "use a dotted name such as train.micro_batch_size"
+            )
+        if value.strip() == "":
+            raise UserError(f"override {item!r} has no value; write KEY=VALUE (use null for None)")
+        key = key.lstrip("+~")
+        for target in SHORTCUTS.get(key, (key,)):
+            parsed[target] = parse_value(value)
+    return parsed
+
+
+class EffectiveConfig(Record):
+    """Values a run would use: the recipe's, then the user's overrides. None = unknown / upstream default."""
+
+    recipe: str
+    version: str
+    kind: str = "library"
+    family: str = ""
+    mode: Mode | None = None
+    hf_model_id: str | None = None
+    tp: int = 1
+    pp: int = 1
+    vp: int | None = None
+    cp: int = 1
+    ep: int = 1
+    etp: int | None = None
+    sp: bool = False
+    seq_length: int | None = None
+    model_seq_length: int | None = None
+    global_batch_size: int | None = None
+    micro_batch_size: int | None = None
+    precision: str | None = None
+    peft: str | None = None
+    recompute_granularity: str | None = None
+    cuda_graph_impl: str = "none"
+    cuda_graph_scope: list[str] = Field(default_factory=list)
+    use_te_rng_tracker: bool = False
+    fsdp: bool = False
+    packed_sequence: bool = False
+    packed_sequence_size: int | None = None
+    pad_to_max_length: bool | None = None
+    dataset_target: str | None = None  # the dataset config class the recipe builds, when known
+    pad_cu_seqlens: bool | None = None
+    calculate_per_token_loss: bool = False
+    average_in_collective: bool = True
+    overlap_grad_reduce: bool | None = None
+    cp_comm_type: str | list[str] | None = None
+    hierarchical_context_parallel_sizes: list[int] | None = None
+    check_for_nan_in_loss: bool = True
+    pretrained_checkpoint: str | None = None
+    dataset: str | None = None
+    user_overrides: dict[str, Any] = Field(default_factory=dict)
+    values: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def graphs_enabled(self) -> bool:
+        return self.cuda_graph_impl not in ("none", "")
+
+    @property
+    def is_peft(self) -> bool:
+        return self.mode == "peft" or bool(self.peft)
+
+    @property
+    def is_finetune(self) -> bool:
+        return self.mode in ("sft", "peft") or bool(self.peft)
+
+
+def _first(values: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((values[key] for key in keys if values.get(key) is not None), None)
+
+
+def _as_int(value: Any, key: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise UserError(f"{key} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _as_bool(value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return value.strip().lower() in {"true", "1", "yes"}
+    return bool(value)
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(item).split(".")[-1].lower() for item in value]
+    return [str(value).split(".")[-1].lower()]
+
+
+def _pad_to_max_length(values: dict[str, Any]) -> bool | None:
+    """Bridge accepts the flag on the dataset config or inside its dataset_kwargs."""
+    kwargs = values.get("dataset.dataset_kwargs")
+    nested = kwargs.get("pad_to_max_length") if isinstance(kwargs, dict) else None
+    for value in (
+        values.get("dataset.pad_to_max_length"),
+        values.get("dataset.dataset_kwargs.pad_to_max_length"),
+        nested,
+    ):
+        if value is not None:
+            return _as_bool(value, False)
+    return None
+
+
+def build_config(
+    record: RecipeRecord,
+    overrides: dict[str, Any] | list[str] | None = None,
+    *,
+    version: str | None = None,
+    dataset: str | None = None,
+) -> EffectiveConfig:
+    """Merge a recipe record with user overrides into typed effective values."""
+    user = parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides or {})
+    values: dict[str, Any] = dict(record.fields)
+    par = record.parallelism
+    seeded = {
+        "model.tensor_model_parallel_size": par.tp,
+        "model.pipeline_model_parallel_size": par.pp,
+        "model.virtual_pipeline_model_parallel_size": par.vp,
+        "model.context_parallel_size": par.cp,
+        "model.expert_model_parallel_size": par.ep,
+        "model.expert_tensor_parallel_size": par.etp,
+        "model.sequence_parallel": par.sp,
+        "train.global_batch_size": record.global_batch_size,
+        "train.micro_batch_size": record.micro_batch_size,
+        "dataset.seq_length": record.seq_length,
+        "model.seq_length": record.model_seq_length or record.seq_length,
+        "model.recompute_granularity": record.recompute,
+    }
+    for key, value in seeded.items():
+        if value is not None:
+            values.setdefault(key, value)
+    if record.cuda_graph is not None:
+        if record.cuda_graph.impl is not None:
+            values.setdefault("model.cuda_graph_impl", record.cuda_graph.impl)
+        if record.cuda_graph.scope is not None:
+            values.setdefault("model.cuda_graph_scope", record.cuda_graph.scope)
+    values.update(user)
+
+    def integer(*keys: str, default: int | None = None) -> int | None:
+        key = next((k for k in keys if values.get(k) is not None), keys[0])
+        raw = values.get(key)
+        if key not in user and (isinstance(raw, bool) or not isinstance(raw, int)):
+            raw = None  # a recipe expression we could not evaluate statically
+        value = _as_int(raw, key)
+        return default if value is None else value
+
+    dataset_seq = integer("dataset.seq_length")
+    model_seq = integer("model.seq_length")
+    packed_size = integer(
+        "dataset.packed_sequence_specs.packed_sequence_size",
+        "dataset.offline_packing_specs.packed_sequence_size",
+    )
+    packed = (
+        bool(record.packed_sequence)
+        or _as_bool(values.get("dataset.enable_offline_packing"), False)
+        or (packed_size is not None and packed_size > 0)
+    )
+    if packed_size is not None and packed_size <= 0 and "dataset.enable_offline_packing" not in values:
+        packed = False
+    scope = _as_list(_first(values, ("model.cuda_graph_modules", "model.cuda_graph_scope")))
+    fsdp = _as_bool(_first(values, ("ddp.use_megatron_fsdp", "dist.use_megatron_fsdp")), bool(record.fsdp))
+    return EffectiveConfig(
+        recipe=record.name,
+        version=normalize_version(version or record.version),
+        kind=record.kind,
+        family=record.family,
+        mode=record.mode,
+        hf_model_id=record.hf_model_id,
+        tp=integer("model.tensor_model_parallel_size", default=1),
+        pp=integer("model.pipeline_model_parallel_size", default=1),
+        vp=integer("model.virtual_pipeline_model_parallel_size"),
+        cp=integer("model.context_parallel_size", default=1),
+        ep=integer("model.expert_model_parallel_size", default=1),
+        etp=integer("model.expert_tensor_parallel_size"),
+        sp=_as_bool(values.get("model.sequence_parallel"), False),
+        seq_length=dataset_seq if dataset_seq is not None else model_seq,
+        model_seq_length=model_seq,
+        global_batch_size=integer("train.global_batch_size"),
+        micro_batch_size=integer("train.micro_batch_size"),
+        precision=record.precision,
+        peft=None
+        if values.get("peft", record.peft) in (None, "none")
+        else str(values.get("peft", record.peft)),
+        recompute_granularity=values.get("model.recompute_granularity"),
+        cuda_graph_impl=str(values.get("model.cuda_graph_impl") or "none").lower(),
+        cuda_graph_scope=scope,
+        use_te_rng_tracker=_as_bool(values.get("model.use_te_rng_tracker"), False)
+        or _as_bool(values.get("rng.te_rng_tracker"), False),
+        fsdp=fsdp,
+        packed_sequence=packed,
+        packed_sequence_size=packed_size if packed_size and packed_size > 0 else None,
+        pad_to_max_length=_pad_to_max_length(values),
+        dataset_target=str(values["dataset._target_"]) if values.get("dataset._target_") else None,
+        pad_cu_seqlens=values.get("dataset.offline_packing_specs.pad_cu_seqlens"),
+        calculate_per_token_loss=_as_bool(values.get("model.calculate_per_token_loss"), False),
+        # Bridge's recipe helpers (recipes/common.py) set ddp.average_in_collective=True.
+        average_in_collective=_as_bool(values.get("ddp.average_in_collective"), True),
+        overlap_grad_reduce=None
+        if values.get("ddp.overlap_grad_reduce") is None
+        else _as_bool(values.get("ddp.overlap_grad_reduce"), False),
+        cp_comm_type=values.get("model.cp_comm_type"),
+        hierarchical_context_parallel_sizes=values.get("model.hierarchical_context_parallel_sizes"),
+        check_for_nan_in_loss=_as_bool(values.get("rerun_state_machine.check_for_nan_in_loss"), True),
+        pretrained_checkpoint=values.get("checkpoint.pretrained_checkpoint"),
+        dataset=dataset,
+        user_overrides=user,
+        values=values,
+    )

@@ -1,0 +1,75 @@
+"""Small helpers shared by the rule functions: building findings and picking fix values."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from assistant.records import Finding, ModelArch
+from assistant.rules.versions import traits
+
+Severity = Literal["error", "warning", "info"]
+
+
+def finding(
+    rule_id: str,
+    severity: Severity,
+    message: str,
+    message_zh: str,
+    upstream_error: str | None = None,
+    fix: str | None = None,
+) -> Finding:
+    return Finding(
+        id=rule_id,
+        severity=severity,
+        message=message,
+        message_zh=message_zh,
+        upstream_error=upstream_error,
+        fix=fix,
+    )
+
+
+def render_value(value: Any) -> str:
+    """Hydra literal for one override value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(render_value(item) for item in value) + "]"
+    return str(value)
+
+
+def kv(**pairs: Any) -> str:
+    """'model.x=1 train.y=2' from keyword pairs whose names use '__' for '.'."""
+    return " ".join(f"{key.replace('__', '.')}={render_value(value)}" for key, value in pairs.items())
+
+
+def tp_allowed(arch: ModelArch, tp: int, version: str) -> bool:
+    """The head and KV-group checks Megatron-Core applies to one TP value in this version."""
+    heads = arch.num_attention_heads
+    groups = arch.num_query_groups or heads
+    if heads % tp:
+        return False
+    if groups % tp == 0:
+        return True
+    return traits(version).query_groups_multiple_or_divisor and tp % groups == 0
+
+
+def effective_etp(etp: int | None, tp: int, ep: int, version: str) -> int:
+    """The ETP a run uses: explicit, else 1 with EP > 1 from Bridge 0.6.0, else Megatron-Core's TP."""
+    if etp is not None:
+        return etp
+    if ep > 1 and traits(version).etp_defaults_to_one:
+        return 1
+    return tp
+
+
+def divisors(value: int) -> list[int]:
+    return [d for d in range(1, value + 1) if value % d == 0]
+
+
+def next_pow2(value: float) -> int:
+    result = 1
+    while result < value:
+        result *= 2
+    return result

@@ -1,0 +1,557 @@
+"""resize(): adapt a recipe's parallelism and batch layout to the user's cluster and sequence length.
+
+Rules, in order of preference (from the recipe skill): keep the global batch (move gradient
+accumulation instead); keep the recipe's own layout when it is valid here; CP for long sequences;
+no PP unless TP alone cannot fit the model; TP divides the KV heads and stays inside the NVLink
+domain; for MoE, EP before TP; VP whenever PP > 1; SP whenever TP > 1; lower MBS before changing the
+global batch; one GPU trains PEFT only. Every returned plan passes validate().
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
+from assistant.rules.classify import classify
+from assistant.rules.config import EffectiveConfig, build_config
+from assistant.rules.findings import divisors, effective_etp, finding, next_pow2, tp_allowed
+from assistant.rules.fit import FitVerdict, estimate_fit
+from assistant.rules.memory import bytes_per_gpu, fits, param_split
+from assistant.rules.topology import nvlink_domain, usable_bytes
+from assistant.rules.validate import LONG_CONTEXT, has_errors, has_flexible_layout, validate
+from assistant.rules.versions import traits
+
+DEFAULT_SEQ = 4096
+DEFAULT_GBS = 128
+TARGET_LAYERS_PER_CHUNK = 4
+MAX_VALIDATIONS = 200
+
+
+class ResizeResult(Record):
+    plan: Plan | None
+    overrides: list[Override] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    config: EffectiveConfig | None = None
+    fit: FitVerdict | None = None
+    heuristic_peak_bytes: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plan": self.plan.to_json() if self.plan else None,
+            "overrides": [item.to_json() for item in self.overrides],
+            "findings": [item.to_json() for item in self.findings],
+            "fit": self.fit.to_json() if self.fit else None,
+        }
+
+
+@dataclass(frozen=True)
+class _Layout:
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    etp: int | None
+    mbs: int
+    gbs: int
+    rank: tuple
+
+
+# ---------------------------------------------------------------- targets
+
+
+def target_cp(recipe_seq: int | None, recipe_cp: int, seq: int) -> int:
+    """CP for the requested sequence: the recipe's if the length is unchanged, else ~8K tokens per rank."""
+    if recipe_seq is not None and seq == recipe_seq:
+        return recipe_cp
+    per_rank = (
+        max((recipe_seq or LONG_CONTEXT) // max(recipe_cp, 1), LONG_CONTEXT)
+        if recipe_cp > 1
+        else LONG_CONTEXT
+    )
+    if seq <= per_rank:
+        return 1
+    return next_pow2(seq / per_rank)
+
+
+def choose_vp(layers: int, pp: int, recipe_vp: int | None, recipe_pp: int) -> int | None:
+    """VP whenever PP > 1: the recipe's if still valid, else chunks of about four layers."""
+    if pp <= 1 or layers % pp:
+        return None
+    per_stage = layers // pp
+    if recipe_vp and recipe_vp > 1 and pp == recipe_pp and per_stage % recipe_vp == 0:
+        return recipe_vp
+    options = [d for d in divisors(per_stage) if d > 1]
+    if not options:
+        return None
+    return min(options, key=lambda d: (abs(per_stage / d - TARGET_LAYERS_PER_CHUNK), d))
+
+
+def model_fits(
+    arch: ModelArch, cluster: Cluster, *, tp, pp, cp, ep, etp, seq, mbs, peft, full_recompute, split=None
+) -> bool:
+    """The one place resize asks whether a layout fits (heuristic until the estimator lands)."""
+    need = bytes_per_gpu(
+        arch,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        ep=ep,
+        etp=etp,
+        world=cluster.num_gpus,
+        seq_length=seq,
+        micro_batch_size=mbs,
+        peft=peft,
+        full_recompute=full_recompute,
+        split=split,
+    )
+    return fits(need, usable_bytes(cluster.gpu_type))
+
+
+# ---------------------------------------------------------------- search
+
+
+def _log_distance(value: int, reference: int) -> float:
+    return abs(math.log2(value) - math.log2(max(reference, 1)))
+
+
+def _candidates(
+    arch: ModelArch,
+    cluster: Cluster,
+    base: EffectiveConfig,
+    seq: int,
+    cp_goal: int,
+    version: str,
+    peft: bool,
+    validated_gpus: int | None,
+) -> Iterator[_Layout]:
+    """Every layout that passes the cheap arithmetic checks and fits; ranked by the resize preferences.
+
+    The recipe's own layout at its own sequence length counts as fitting on at least the GPU count it
+    was validated for (`validated_gpus`): upstream ran it, and the heuristic is coarser than that.
+    """
+    world = cluster.num_gpus
+    domain = nvlink_domain(cluster.gpu_type, cluster.gpus_per_node)
+    experts = arch.num_moe_experts or 0
+    groups = arch.num_query_groups or arch.num_attention_heads
+    pinned = {name: base.values[key] for name, key in _KEYS.items() if key in base.user_overrides}
+    tps = [t for t in divisors(world) if t <= domain and groups % t == 0 and tp_allowed(arch, t, version)]
+    pps = [p for p in divisors(arch.num_layers) if world % p == 0]
+    if has_flexible_layout(base.values):
+        pps = [base.pp] if world % base.pp == 0 else []  # the recipe's own layout fixes PP
+    cps = [c for c in (1, 2, 4, 8, 16, 32, 64, 128) if c <= cp_goal and seq % (2 * c) == 0 or c == 1]
+    eps = [e for e in divisors(experts) if world % e == 0] if experts else [1]
+    tps = [pinned["tp"]] if "tp" in pinned else tps
+    pps = [pinned["pp"]] if "pp" in pinned else pps
+    cps = [pinned["cp"]] if "cp" in pinned else cps
+    eps = [pinned["ep"]] if "ep" in pinned else eps
+    recipe_mbs = base.micro_batch_size or 1
+    mbs_options = [1] if base.packed_sequence else sorted(divisors(recipe_mbs), reverse=True)
+    mbs_options = [pinned["mbs"]] if "mbs" in pinned else mbs_options
+    gbs0 = base.global_batch_size or DEFAULT_GBS
+    recipe_layout = (base.tp, base.pp, base.cp, base.ep)
+    full_recompute = (base.recompute_granularity or "").lower() == "full"
+    split = param_split(arch)
+    for tp in tps:
+        for pp in pps:
+            for cp in cps:
+                size = tp * pp * cp
+                if world % size:
+                    continue
+                dp = world // size
+                for ep in eps:
+                    etp = base.etp if experts else None
+                    etp_eff = effective_etp(etp, tp, ep, version) if experts else 1
+                    if experts and world % (pp * ep * etp_eff):
+                        continue
+                    for mbs in mbs_options:
+                        trusted = (
+                            (tp, pp, cp, ep) == recipe_layout
+                            and seq == base.seq_length
+                            and validated_gpus is not None
+                            and world >= validated_gpus
+                        )
+                        if not trusted and not model_fits(
+                            arch,
+                            cluster,
+                            tp=tp,
+                            pp=pp,
+                            cp=cp,
+                            ep=ep,
+                            etp=etp_eff,
+                            seq=seq,
+                            mbs=mbs,
+                            peft=peft,
+                            full_recompute=full_recompute,
+                            split=split,
+                        ):
+                            continue
+                        step = mbs * dp
+                        gbs = gbs0 if gbs0 % step == 0 else max(step, round(gbs0 / step) * step)
+                        if "gbs" in pinned and gbs != gbs0:
+                            continue
+                        rank = (
+                            gbs != gbs0,
+                            _log_distance(cp_goal, cp),
+                            (tp, pp, cp, ep) != recipe_layout,
+                            pp,
+                            tp,
+                            _log_distance(ep, base.ep) if experts else 0,
+                            -ep,
+                            -mbs,
+                        )
+                        yield _Layout(tp, pp, cp, ep, etp, mbs, gbs, rank)
+
+
+# ---------------------------------------------------------------- overrides
+
+
+_KEYS = {
+    "tp": "model.tensor_model_parallel_size",
+    "pp": "model.pipeline_model_parallel_size",
+    "vp": "model.virtual_pipeline_model_parallel_size",
+    "cp": "model.context_parallel_size",
+    "ep": "model.expert_model_parallel_size",
+    "etp": "model.expert_tensor_parallel_size",
+    "sp": "model.sequence_parallel",
+    "mbs": "train.micro_batch_size",
+    "gbs": "train.global_batch_size",
+}
+
+_REASONS: dict[str, tuple[str, str]] = {
+    "tp": (
+        "TP {value}: divides the {groups} KV heads, stays inside one NVLink domain, and is the smallest "
+        "that fits.",
+        "TP {value}：能整除 {groups} 个 KV 头、不跨 NVLink 域，且是能放下模型的最小值。",
+    ),
+    "pp": (
+        "PP {value}: TP alone cannot hold the model on {gpu} GPUs, so layers are split into {value} stages.",
+        "PP {value}：仅靠 TP 无法在 {gpu} 上放下模型，因此把层切成 {value} 个流水线阶段。",
+    ),
+    "pp1": (
+        "PP 1: the model fits without pipeline stages, which avoids pipeline bubbles.",
+        "PP 1：无需流水线即可放下模型，避免流水线气泡。",
+    ),
+    "vp": (
+        "VP {value}: with PP > 1, interleaved chunks shrink the pipeline bubble.",
+        "VP {value}：PP > 1 时使用交错的虚拟流水线块以减小流水线气泡。",
+    ),
+    "vp_none": ("VP off: it needs PP > 1.", "关闭 VP：虚拟流水线需要 PP > 1。"),
+    "cp": (
+        "CP {value}: sequence length {seq} needs context parallelism (about 8K tokens per CP rank).",
+        "CP {value}：序列长度 {seq} 需要上下文并行（每个 CP rank 约 8K token）。",
+    ),
+    "cp_small": (
+        "CP {value}: fits the {world} GPUs available while keeping seq % (2·CP) == 0.",
+        "CP {value}：适配现有 {world} 个 GPU，并保持 seq % (2·CP) == 0。",
+    ),
+    "ep": (
+        "EP {value}: divides the {experts} experts and the expert mesh (PP·EP·ETP) divides {world} GPUs; "
+        "EP is raised before TP because it shards only the experts.",
+        "EP {value}：能整除 {experts} 个专家，且专家网格（PP·EP·ETP）能整除 {world} 个 GPU；"
+        "优先增大 EP 而非 TP，因为 EP 只切分专家参数。",
+    ),
+    "etp": (
+        "ETP {value}: keeps the expert mesh within the world size.",
+        "ETP {value}：保证专家网格能整除总 GPU 数。",
+    ),
+    "sp": (
+        "SP {value}: sequence parallelism belongs with TP > 1 (Bridge drops it at TP = 1).",
+        "SP {value}：TP > 1 时应开启序列并行（TP = 1 时 Bridge 会自动关闭）。",
+    ),
+    "mbs": (
+        "MBS {value}: lowered so the global batch stays divisible by MBS·DP (or because packing needs 1).",
+        "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
+    ),
+    "gbs": (
+        "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the optimisation "
+        "and is a convergence change.",
+        "GBS {value}（原为 {old}）：{world} 个 GPU 上没有布局能整除 {old}；这会改变优化过程，属于收敛"
+        "性变更。",
+    ),
+    "seq": (
+        "Sequence length {value}: requested by the user (dataset and model are set together).",
+        "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
+    ),
+    "user": ("Requested by the user.", "用户指定。"),
+    "unknown_batch": (
+        "{value}: the recipe does not set this statically, so the plan states it explicitly.",
+        "{value}：配方未静态给出该值，因此方案中显式设置。",
+    ),
+    "cp_loss": (
+        "Fine-tuning with CP > 1 needs per-token loss and no averaging in the collective.",
+        "CP > 1 微调需要按 token 计算损失，且不在集合通信中求平均。",
+    ),
+    "checkpoint": (
+        "PEFT needs a local pretrained checkpoint; export PRETRAINED_CHECKPOINT before launching.",
+        "PEFT 需要本地预训练检查点；启动前请设置环境变量 PRETRAINED_CHECKPOINT。",
+    ),
+}
+
+
+def _override(key: str, value: Any, reason_key: str, **facts: Any) -> Override:
+    english, chinese = _REASONS[reason_key]
+    change_class, _ = classify(key, value)
+    return Override(
+        key=key,
+        value=value,
+        reason=english.format(value=value, **facts),
+        reason_zh=chinese.format(value=value, **facts),
+        change_class=change_class,
+    )
+
+
+# ---------------------------------------------------------------- resize
+
+
+def resize(
+    record: RecipeRecord,
+    arch: ModelArch | None,
+    cluster: Cluster,
+    goal: str | None = None,
+    seq_len: int | None = None,
+    *,
+    user_overrides: dict[str, Any] | None = None,
+    version: str | None = None,
+) -> ResizeResult:
+    """A plan for this recipe on this cluster, or no plan and error findings that say why."""
+    version = version or record.version
+    base = build_config(record, user_overrides or {}, version=version)
+    mode = goal or base.mode
+    peft = mode == "peft" or base.is_peft
+    world = cluster.num_gpus
+    if world == 1 and not peft:
+        return ResizeResult(
+            plan=None,
+            findings=[
+                finding(
+                    "single-gpu-needs-peft",
+                    "error",
+                    f"One GPU can only run PEFT (LoRA/DoRA); {record.name} is a {mode or 'full-training'} "
+                    "recipe. "
+                    "Pick this model's *_peft_config recipe or add GPUs.",
+                    f"单个 GPU 只能运行 PEFT（LoRA/DoRA）；{record.name} 是 {mode or '全参训练'} 配方。"
+                    "请选择该模型的 *_peft_config 配方，或增加 GPU。",
+                )
+            ],
+            config=base,
+        )
+    if arch is None:
+        return ResizeResult(
+            plan=None,
+            findings=[
+                finding(
+                    "arch-unknown",
+                    "error",
+                    f"The architecture of {record.hf_model_id or record.name} is not known, so heads, layer"
+                    "s and "
+                    "experts cannot be checked; no plan is generated.",
+                    f"未知 {record.hf_model_id or record.name} 的模型结构，无法检查注意力头、层数和专家数，"
+                    "因此不生成方案。",
+                )
+            ],
+            config=base,
+        )
+    seq = seq_len or base.seq_length or DEFAULT_SEQ
+    cp_goal = target_cp(base.seq_length, base.cp, seq)
+    candidates = sorted(
+        _candidates(arch, cluster, base, seq, cp_goal, version, peft, record.encoded_gpus or record.min_gpus),
+        key=lambda layout: layout.rank,
+    )
+    for layout in candidates[:MAX_VALIDATIONS]:
+        result = _finish(record, arch, cluster, base, layout, seq, version, mode)
+        if result is not None:
+            return result
+    return ResizeResult(
+        plan=None,
+        findings=[
+            _no_plan(
+                record,
+                cluster,
+                seq,
+                peft,
+                bool(candidates),
+                None if candidates else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft),
+            )
+        ],
+        config=base,
+    )
+
+
+def _smallest_world(
+    arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, cp_goal: int, version: str, peft: bool
+) -> int | None:
+    """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message."""
+    world = cluster.gpus_per_node
+    while world <= 4096:
+        if world > cluster.num_gpus:
+            bigger = cluster.model_copy(update={"num_gpus": world})
+            if next(_candidates(arch, bigger, base, seq, cp_goal, version, peft, None), None) is not None:
+                return world
+        world *= 2
+    return None
+
+
+def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_fit: bool, need: int | None):
+    if any_fit:
+        return finding(
+            "no-valid-layout",
+            "error",
+            f"Every layout that fits {cluster.num_gpus} × {cluster.gpu_type} fails a Megatron check "
+            "(heads, layers, experts or batch divisibility).",
+            f"所有能放进 {cluster.num_gpus} × {cluster.gpu_type} 的布局都违反某项 Megatron 检查（注意力头、"
+            "层、专家或批次整除）。",
+        )
+    more = f" About {need} GPUs would be enough." if need else ""
+    more_zh = f"大约需要 {need} 个 GPU。" if need else ""
+    return finding(
+        "does-not-fit",
+        "error",
+        f"No layout of {record.name} fits {cluster.num_gpus} × {cluster.gpu_type} at sequence length {seq} "
+        "by the parameter-memory heuristic"
+        + (" even with PEFT." if peft else "; add GPUs or use the PEFT recipe.")
+        + more,
+        f"按参数显存的估算，{record.name} 在 {cluster.num_gpus} × {cluster.gpu_type}、序列长度 {seq} 下没有"
+        "可行布局" + ("，即使使用 PEFT 也不行。" if peft else "；请增加 GPU 或改用 PEFT 配方。") + more_zh,
+        None,
+        f"--gpus {need}" if need else None,
+    )
+
+
+def _finish(
+    record: RecipeRecord,
+    arch: ModelArch,
+    cluster: Cluster,
+    base: EffectiveConfig,
+    layout: _Layout,
+    seq: int,
+    version: str,
+    mode: str | None,
+) -> ResizeResult | None:
+    """Turn one candidate layout into overrides + plan, or None if validate() rejects it."""
+    recipe_pp = base.pp
+    vp = choose_vp(arch.num_layers, layout.pp, base.vp, recipe_pp)
+    sp = layout.tp > 1
+    wanted: dict[str, Any] = {
+        "tp": layout.tp,
+        "pp": layout.pp,
+        "vp": vp,
+        "cp": layout.cp,
+        "ep": layout.ep,
+        "sp": sp,
+        "mbs": layout.mbs,
+        "gbs": layout.gbs,
+    }
+    current = {
+        "tp": base.tp,
+        "pp": base.pp,
+        "vp": base.vp,
+        "cp": base.cp,
+        "ep": base.ep,
+        "sp": base.sp,
+        "mbs": base.micro_batch_size,
+        "gbs": base.global_batch_size,
+    }
+    facts = {
+        "groups": arch.num_query_groups or arch.num_attention_heads,
+        "gpu": cluster.gpu_type,
+        "seq": seq,
+        "world": cluster.num_gpus,
+        "experts": arch.num_moe_experts or 0,
+        "old": base.global_batch_size,
+    }
+    overrides: list[Override] = []
+    if seq != base.seq_length:
+        overrides.append(_override("dataset.seq_length", seq, "seq"))
+        overrides.append(_override("model.seq_length", seq, "seq"))
+    for key, value in base.user_overrides.items():
+        if key not in _KEYS.values():
+            overrides.append(_override(key, value, "user"))
+    for name, value in wanted.items():
+        if value == current[name] and _KEYS[name] not in base.user_overrides:
+            continue
+        reason = name
+        if _KEYS[name] in base.user_overrides and value == current[name]:
+            reason = "user"
+        elif current[name] is None and name in ("mbs", "gbs"):
+            reason = "unknown_batch"
+        elif name == "pp" and value == 1:
+            reason = "pp1"
+        elif name == "vp" and value is None:
+            reason = "vp_none"
+        elif name == "cp" and value < target_cp(base.seq_length, base.cp, seq):
+            reason = "cp_small"
+        overrides.append(_override(_KEYS[name], value, reason, **facts))
+    is_finetune = mode in ("sft", "peft") or base.is_peft
+    config_pairs = {item.key: item.value for item in overrides}
+    loss_fixed_by_runner = traits(version).runner_syncs_finetune_cp
+    needs_loss_settings = not base.calculate_per_token_loss or base.average_in_collective
+    if is_finetune and layout.cp > 1 and needs_loss_settings and not loss_fixed_by_runner:
+        for key, value in (("model.calculate_per_token_loss", True), ("ddp.average_in_collective", False)):
+            overrides.append(_override(key, value, "cp_loss"))
+            config_pairs[key] = value
+    if (mode == "peft" or base.is_peft) and base.pretrained_checkpoint is None:
+        overrides.append(
+            _override("checkpoint.pretrained_checkpoint", "${PRETRAINED_CHECKPOINT}", "checkpoint")
+        )
+        config_pairs["checkpoint.pretrained_checkpoint"] = "${PRETRAINED_CHECKPOINT}"
+    overrides = list({item.key: item for item in overrides}.values())
+    merged = {**base.user_overrides, **config_pairs}
+    config = build_config(record, merged, version=version)
+    if mode and config.mode != mode and mode in ("pretrain", "sft", "peft"):
+        config = config.model_copy(update={"mode": mode})
+    findings = validate(config, arch, cluster, version)
+    if has_errors(findings):
+        return None
+    dp = cluster.num_gpus // (layout.tp * layout.pp * layout.cp)
+    plan = Plan(
+        tp=layout.tp,
+        pp=layout.pp,
+        vp=vp,
+        cp=layout.cp,
+        ep=layout.ep,
+        etp=effective_etp(layout.etp, layout.tp, layout.ep, version) if arch.num_moe_experts else None,
+        sp=sp,
+        dp=dp,
+        mbs=layout.mbs,
+        gbs=layout.gbs,
+        ga=layout.gbs // (layout.mbs * dp),
+        num_gpus=cluster.num_gpus,
+    )
+    fit = estimate_fit(record, arch, plan, cluster)
+    peak = bytes_per_gpu(
+        arch,
+        tp=plan.tp,
+        pp=plan.pp,
+        cp=plan.cp,
+        ep=plan.ep,
+        etp=plan.etp or plan.tp,
+        world=plan.num_gpus,
+        seq_length=seq,
+        micro_batch_size=plan.mbs,
+        peft=config.is_peft,
+        full_recompute=(config.recompute_granularity or "").lower() == "full",
+    )
+    if fit.status == "unknown":
+        findings.append(
+            finding(
+                "fit-unknown",
+                "info",
+                f"Memory fit not judged ({fit.note}). A coarse parameter-memory heuristic puts the busiest "
+                "GPU at "
+                f"about {peak / 1e9:.0f} GB of {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB; if it runs "
+                "out of "
+                "memory, lower train.micro_batch_size first.",
+                f"尚未判断显存是否足够（{fit.note}）。"
+                f"粗略的参数显存估算显示最忙的 GPU 约需 {peak / 1e9:.0f} GB"
+                f"（共 {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB）；如果 OOM，先减小 train.micro_batch"
+                "_size。",
+            )
+        )
+    return ResizeResult(
+        plan=plan, overrides=overrides, findings=findings, config=config, fit=fit, heuristic_peak_bytes=peak
+    )

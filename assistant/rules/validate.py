@@ -1,0 +1,1061 @@
+"""validate(): every rule a Megatron-Bridge run checks (or silently trips over), applied before launch.
+
+Each rule is a small function returning findings; `validate` runs them all. Rules with an upstream
+error text reproduce it exactly (assistant/rules/upstream.py); version differences come from
+assistant/rules/versions.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from math import prod
+
+from assistant.records import Cluster, Finding, LauncherSpec, ModelArch
+from assistant.rules import upstream
+from assistant.rules.config import EffectiveConfig
+from assistant.rules.findings import Severity, divisors, effective_etp, finding, kv, next_pow2, tp_allowed
+from assistant.rules.memory import bytes_per_gpu, param_split
+from assistant.rules.topology import gpu_spec, nvlink_domain
+from assistant.rules.versions import traits
+
+LONG_CONTEXT = 8192  # above this the skill asks for context parallelism
+VLM_PRESETS = {"cord-v2", "llava-video-178k", "medpix", "raven", "rdr", "energon", "local-vlm"}
+EXPERT_SHARE_LIMIT = 0.6  # routed-expert state above this share of HBM => EP too low
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def validate(
+    config: EffectiveConfig,
+    arch: ModelArch | None,
+    cluster: Cluster,
+    version: str | None = None,
+    launcher: LauncherSpec | None = None,
+) -> list[Finding]:
+    """All findings for one effective config on one cluster, errors first."""
+    context = _Context(config, arch, cluster, version or config.version, launcher)
+    found: list[Finding] = []
+    for rule in RULES:
+        found.extend(rule(context))
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(found, key=lambda item: order[item.severity])
+
+
+FLEXIBLE_LAYOUT_KEYS = (
+    "model.pipeline_model_parallel_layout",
+    "model.num_layers_in_first_pipeline_stage",
+    "model.num_layers_in_last_pipeline_stage",
+    "model.account_for_embedding_in_pipeline_split",
+    "model.account_for_loss_in_pipeline_split",
+)
+
+
+def has_flexible_layout(values: dict) -> bool:
+    """The recipe places layers on pipeline stages itself (explicit layout or uneven first/last stages)."""
+    return any(values.get(key) not in (None, False) for key in FLEXIBLE_LAYOUT_KEYS)
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(item.severity == "error" for item in findings)
+
+
+class _Context:
+    def __init__(self, config, arch, cluster, version, launcher) -> None:
+        self.config: EffectiveConfig = config
+        self.arch: ModelArch | None = arch
+        self.cluster: Cluster = cluster
+        self.version: str = version
+        self.traits = traits(version)
+        self.launcher: LauncherSpec | None = launcher
+        self.world = cluster.num_gpus
+        self.model_size = config.tp * config.pp * config.cp
+        self.dp = self.world // self.model_size if self.world % self.model_size == 0 else None
+        self.experts = arch.num_moe_experts if arch else None
+        self.etp = effective_etp(config.etp, config.tp, config.ep, version)
+        values = config.values
+        self.flexible_layout = has_flexible_layout(values)
+
+    def tp_fix(self) -> int:
+        """Largest TP not above the current one that passes the head checks and stays in a node."""
+        assert self.arch is not None
+        limit = min(self.config.tp, nvlink_domain(self.cluster.gpu_type, self.cluster.gpus_per_node))
+        return max(t for t in range(1, max(limit, 1) + 1) if tp_allowed(self.arch, t, self.version))
+
+
+Rule = Callable[[_Context], list[Finding]]
+
+
+# ---------------------------------------------------------------- tensor parallel and topology
+
+
+def rule_tp_heads(ctx: _Context) -> list[Finding]:
+    arch, tp = ctx.arch, ctx.config.tp
+    if arch is None or arch.num_attention_heads % tp == 0:
+        return []
+    heads = arch.num_attention_heads
+    return [
+        finding(
+            "tp-heads",
+            "error",
+            f"TP={tp} does not divide the {heads} attention heads; Megatron-Core refuses to build the model.",
+            f"TP={tp} 不能整除 {heads} 个注意力头，Megatron-Core 会拒绝构建模型。",
+            upstream.heads_tp(heads, tp),
+            kv(model__tensor_model_parallel_size=ctx.tp_fix()),
+        )
+    ]
+
+
+def rule_tp_query_groups(ctx: _Context) -> list[Finding]:
+    arch, tp = ctx.arch, ctx.config.tp
+    if arch is None:
+        return []
+    groups = arch.num_query_groups or arch.num_attention_heads
+    loose = ctx.traits.query_groups_multiple_or_divisor
+    if groups % tp == 0:
+        return []
+    if loose and tp % groups == 0:
+        return [
+            finding(
+                "tp-query-groups",
+                "info",
+                f"TP={tp} is larger than the {groups} KV heads: this Megatron-Core replicates KV heads "
+                "across TP ranks, which is allowed but stores the KV projections more than once.",
+                f"TP={tp} 大于 {groups} 个 KV 头：当前 Megatron-Core 会在 TP rank 之间复制 KV 头，"
+                "可以运行，但 KV 投影会被重复存储。",
+            )
+        ]
+    rule = "a multiple or a divisor of" if loose else "a multiple of"
+    rule_zh = "TP 的倍数或约数" if loose else "TP 的倍数"
+    return [
+        finding(
+            "tp-query-groups",
+            "error",
+            f"The {groups} KV heads (num_query_groups) must be {rule} TP={tp} "
+            f"in Megatron-Bridge {ctx.version}.",
+            f"在 Megatron-Bridge {ctx.version} 中，{groups} 个 KV 头（num_query_groups）必须是 {rule_zh}"
+            f"（当前 TP={tp}）。",
+            upstream.query_groups_tp(groups, tp, loose),
+            kv(model__tensor_model_parallel_size=ctx.tp_fix()),
+        )
+    ]
+
+
+def rule_tp_nvlink(ctx: _Context) -> list[Finding]:
+    domain = nvlink_domain(ctx.cluster.gpu_type, ctx.cluster.gpus_per_node)
+    tp = ctx.config.tp
+    if tp <= domain:
+        return []
+    return [
+        finding(
+            "tp-cross-node",
+            "warning",
+            f"TP={tp} spans more than the {domain} GPUs of one NVLink domain on {ctx.cluster.gpu_type}: "
+            "tensor-parallel all-reduces would cross the network on every layer. Keep TP within a node "
+            "(NVL72 systems such as GB200/GB300 allow up to 72).",
+            f"TP={tp} 超出了 {ctx.cluster.gpu_type} 上一个 NVLink 域的 {domain} 个 GPU，"
+            "每一层的张量并行 all-reduce 都要跨网络。请把 TP 限制在单个节点内（GB200/GB300 等 NVL72 系统最"
+            "多 72）。",
+            None,
+            kv(model__tensor_model_parallel_size=ctx.tp_fix() if ctx.arch else domain),
+        )
+    ]
+
+
+def rule_sequence_parallel(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    if config.tp > 1 and not config.sp:
+        with_ep = config.ep > 1
+        return [
+            finding(
+                "sp-off",
+                "warning",
+                f"TP={config.tp} without sequence parallelism keeps a full copy of the layer-norm and "
+                "dropout "
+                "activations on every TP rank; SP removes that at almost no cost"
+                + (" and Megatron-Core warns about it when EP is also used." if with_ep else "."),
+                f"TP={config.tp} 但未开启序列并行（SP），每个 TP rank 都保存完整的 LayerNorm/Dropout 激活；"
+                "开启 SP 几乎没有额外开销"
+                + ("，且同时使用 EP 时 Megatron-Core 会发出警告。" if with_ep else "。"),
+                upstream.EP_TP_NEEDS_SP if with_ep else None,
+                kv(model__sequence_parallel=True),
+            )
+        ]
+    if config.tp == 1 and config.sp:
+        return [
+            finding(
+                "sp-ignored",
+                "info",
+                "sequence_parallel=True with TP=1: Megatron-Bridge silently turns SP off "
+                "(Megatron-Core alone "
+                f'would raise "{upstream.SP_WITHOUT_TP}"). Nothing breaks, but SP is not in effect.',
+                "TP=1 时设置了 sequence_parallel=True：Megatron-Bridge 会静默关闭 SP"
+                f'（直接使用 Megatron-Core 会报错 "{upstream.SP_WITHOUT_TP}"）。'
+                "不会出错，但 SP 实际未生效。",
+                None,
+                kv(model__sequence_parallel=False),
+            )
+        ]
+    return []
+
+
+# ---------------------------------------------------------------- pipeline
+
+
+def _vp_choice(layers_per_stage: int) -> int | None:
+    """A VP that splits a stage into chunks of about 4 layers (None if the stage has one layer)."""
+    options = [d for d in divisors(layers_per_stage) if d > 1]
+    if not options:
+        return None
+    return min(options, key=lambda d: (abs(layers_per_stage / d - 4), d))
+
+
+def rule_pipeline(ctx: _Context) -> list[Finding]:
+    config, arch = ctx.config, ctx.arch
+    found: list[Finding] = []
+    pp, vp = config.pp, config.vp
+    if vp is not None and pp <= 1:
+        found.append(
+            finding(
+                "vp-needs-pp",
+                "error",
+                f"Virtual pipeline (VP={vp}) needs pipeline parallelism > 1; PP is {pp}.",
+                f"虚拟流水线（VP={vp}）要求流水线并行度大于 1，当前 PP={pp}。",
+                upstream.VP_WITHOUT_PP,
+                kv(model__virtual_pipeline_model_parallel_size=None),
+            )
+        )
+    if arch is None or ctx.flexible_layout:
+        return found
+    layers = arch.num_layers
+    # Hybrid stacks (Mamba / linear-attention patterns) may place layers by pattern: report, do not block.
+    hard: Severity = "warning" if arch.is_hybrid else "error"
+    if pp > 1 and layers % pp:
+        fix_pp = max(d for d in divisors(layers) if d <= pp)
+        found.append(
+            finding(
+                "pp-layers",
+                hard,
+                f"PP={pp} does not divide the {layers} transformer layers evenly.",
+                f"PP={pp} 不能整除 {layers} 个 Transformer 层。",
+                upstream.layers_pp(layers, pp, ctx.traits.layers_pp_message_has_numbers),
+                kv(model__pipeline_model_parallel_size=fix_pp),
+            )
+        )
+    if pp > 1 and vp and (layers // pp) % vp:
+        per_stage = layers // pp
+        found.append(
+            finding(
+                "vp-layers",
+                hard,
+                f"VP={vp} does not divide the {per_stage} layers on each of the {pp} pipeline stages.",
+                f"VP={vp} 不能整除每个流水线阶段（共 {pp} 个）上的 {per_stage} 层。",
+                upstream.VP_CHUNKS,
+                kv(model__virtual_pipeline_model_parallel_size=_vp_choice(per_stage)),
+            )
+        )
+    if pp > 1 and vp is None and layers % pp == 0:
+        choice = _vp_choice(layers // pp)
+        if choice:
+            found.append(
+                finding(
+                    "pp-without-vp",
+                    "warning",
+                    f"PP={pp} without a virtual pipeline leaves large pipeline bubbles; VP={choice} splits "
+                    "each "
+                    "stage into interleaved chunks.",
+                    f"PP={pp} 但未设置虚拟流水线，流水线气泡较大；"
+                    f"设置 VP={choice} 可把每个阶段切成交错的块。",
+                    None,
+                    kv(model__virtual_pipeline_model_parallel_size=choice),
+                )
+            )
+    return found
+
+
+# ---------------------------------------------------------------- context parallel
+
+
+def _cp_values(config: EffectiveConfig) -> list[str]:
+    value = config.cp_comm_type
+    if value is None:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else [str(value)]
+
+
+# Dataset config classes Bridge's CP loss check applies to (FinetuningDatasetConfig and its subclasses
+# up to v0.5.1; the SFT / Energon / mock-VLM-SFT configs from v0.6.0).
+FINETUNE_DATASETS = {
+    "FinetuningDatasetConfig",
+    "HFDatasetConfig",
+    "GPTSFTDatasetConfig",
+    "DirectHFSFTDatasetConfig",
+    "EnergonDatasetConfig",
+    "MockVLMSFTDatasetConfig",
+}
+
+
+def _finetuning_dataset(config: EffectiveConfig) -> bool:
+    if config.dataset_target is not None and config.dataset is None:
+        return config.dataset_target.rsplit(".", 1)[-1] in FINETUNE_DATASETS
+    return config.is_finetune
+
+
+def rule_context_parallel(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    cp, seq = config.cp, config.seq_length
+    found: list[Finding] = []
+    if cp > 1 and seq is not None and seq % (2 * cp):
+        smaller = [c for c in (1, 2, 4, 8, 16, 32, 64) if c < cp and (c == 1 or seq % (2 * c) == 0)]
+        padded = -(-seq // (2 * cp)) * 2 * cp
+        found.append(
+            finding(
+                "cp-seq",
+                "error",
+                f"Sequence length {seq} is not divisible by 2·CP = {2 * cp}; each CP rank takes two chunks.",
+                f"序列长度 {seq} 不能被 2·CP = {2 * cp} 整除（每个 CP rank 处理两个分块）。",
+                upstream.CP_SEQ,
+                kv(dataset__seq_length=padded, model__seq_length=padded)
+                if not smaller or max(smaller) == 1
+                else kv(model__context_parallel_size=max(smaller)),
+            )
+        )
+    if cp > 1 and _finetuning_dataset(config):
+        missing = []
+        if not config.calculate_per_token_loss:
+            missing.append(("model.calculate_per_token_loss", True, upstream.FINETUNE_CP_PER_TOKEN))
+        if config.average_in_collective:
+            missing.append(("ddp.average_in_collective", False, upstream.FINETUNE_CP_AVERAGE))
+        if missing:
+            fix = " ".join(f"{key}={str(value).lower()}" for key, value, _ in missing)
+            if ctx.traits.runner_syncs_finetune_cp:
+                found.append(
+                    finding(
+                        "finetune-cp-loss",
+                        "info",
+                        f"Fine-tuning with CP={cp}: run_recipe.py in {ctx.version} sets "
+                        "calculate_per_token_loss=True and average_in_collective=False for you "
+                        "(needed so ranks whose tokens are all masked do not produce NaN loss).",
+                        f"CP={cp} 微调：{ctx.version} 的 run_recipe.py 会自动设置 calculate_per_token_loss="
+                        "True 和 "
+                        "average_in_collective=False（避免全部 token 被 mask 的 rank 产生 NaN 损失）。",
+                        None,
+                        fix,
+                    )
+                )
+            else:
+                found.append(
+                    finding(
+                        "finetune-cp-loss",
+                        "error",
+                        f"Fine-tuning with CP={cp} needs calculate_per_token_loss=True and "
+                        "ddp.average_in_collective=False, otherwise ranks whose tokens are all masked give"
+                        " NaN loss.",
+                        f"CP={cp} 微调需要 calculate_per_token_loss=True 且 ddp.average_in_collective=False，"
+                        "否则全部 token 被 mask 的 rank 会产生 NaN 损失。",
+                        missing[0][2],
+                        fix,
+                    )
+                )
+    if cp > 1 and any("a2a+p2p" in item for item in _cp_values(config)):
+        sizes = config.hierarchical_context_parallel_sizes
+        inner = min(cp, ctx.cluster.gpus_per_node)
+        suggestion = [inner, cp // inner] if cp % inner == 0 else [cp, 1]
+        checked = ctx.traits.checks_hierarchical_cp
+        if sizes is None:
+            found.append(
+                finding(
+                    "cp-a2a-p2p",
+                    "error",
+                    "cp_comm_type 'a2a+p2p' needs hierarchical_context_parallel_sizes (intra-node a2a size × "
+                    "inter-node p2p size = CP)"
+                    + (
+                        "."
+                        if checked
+                        else f"; {ctx.version} does not check it and silently runs without CP "
+                        "communication (each rank attends only to its own chunk)."
+                    ),
+                    "cp_comm_type 为 'a2a+p2p' 时必须设置 hierarchical_context_parallel_sizes"
+                    "（节点内 a2a 大小 × 节点间 p2p 大小 = CP）"
+                    + ("。" if checked else f"；{ctx.version} 不做检查，会在没有 CP 通信的情况下静默运行。"),
+                    upstream.HIERARCHICAL_CP_MISSING if checked else None,
+                    kv(model__hierarchical_context_parallel_sizes=suggestion),
+                )
+            )
+        elif prod(sizes) != cp:
+            found.append(
+                finding(
+                    "cp-a2a-p2p",
+                    "error",
+                    f"hierarchical_context_parallel_sizes {list(sizes)} multiply to {prod(sizes)}, not CP="
+                    f"{cp}.",
+                    f"hierarchical_context_parallel_sizes {list(sizes)} 的乘积为 {prod(sizes)}，不等于 CP="
+                    f"{cp}。",
+                    upstream.hierarchical_cp_product(sizes, cp) if checked else None,
+                    kv(model__hierarchical_context_parallel_sizes=suggestion),
+                )
+            )
+    if cp == 1 and seq is not None and seq > LONG_CONTEXT:
+        room = ctx.world // (config.tp * config.pp) if ctx.world % (config.tp * config.pp) == 0 else 1
+        want = next_pow2(seq / LONG_CONTEXT)
+        choice = max(
+            (c for c in (2, 4, 8, 16, 32, 64) if c <= min(want, room) and seq % (2 * c) == 0), default=None
+        )
+        found.append(
+            finding(
+                "long-context-no-cp",
+                "warning",
+                f"Sequence length {seq} without context parallelism: activation memory grows with the seque"
+                "nce "
+                "and is likely to run out of memory. Add CP (or start from a *_16k/*_64k/*_128k recipe).",
+                f"序列长度 {seq} 但未使用上下文并行（CP），激活显存随序列增长，很可能 OOM。"
+                "请增加 CP（或改用 *_16k/*_64k/*_128k 配方变体）。",
+                None,
+                kv(model__context_parallel_size=choice) if choice else None,
+            )
+        )
+    return found
+
+
+# ---------------------------------------------------------------- meshes and batches
+
+
+def _dense_mesh_fix(ctx: _Context) -> str | None:
+    """Shrink one of TP, PP, CP (in that order) to the largest valid value whose product divides the world."""
+    config, arch, world = ctx.config, ctx.arch, ctx.world
+    for name, key in (
+        ("tp", "model__tensor_model_parallel_size"),
+        ("pp", "model__pipeline_model_parallel_size"),
+        ("cp", "model__context_parallel_size"),
+    ):
+        current = getattr(config, name)
+        rest = ctx.model_size // current
+        for value in range(current - 1, 0, -1):
+            if world % (rest * value):
+                continue
+            if name == "tp" and arch is not None and not tp_allowed(arch, value, ctx.version):
+                continue
+            if name == "pp" and arch is not None and arch.num_layers % value:
+                continue
+            if name == "cp" and value > 1 and (config.seq_length or 0) % (2 * value):
+                continue
+            return kv(**{key: value})
+    return None
+
+
+def _expert_mesh_fix(ctx: _Context) -> str | None:
+    """The largest EP below the current one that divides the experts and makes PP·EP·ETP divide the world."""
+    config = ctx.config
+    experts = ctx.experts or config.ep
+    options = [
+        d
+        for d in divisors(experts)
+        if d < config.ep
+        and ctx.world % (config.pp * d * effective_etp(config.etp, config.tp, d, ctx.version)) == 0
+    ]
+    return kv(model__expert_model_parallel_size=max(options)) if options else None
+
+
+def rule_meshes(ctx: _Context) -> list[Finding]:
+    config, world = ctx.config, ctx.world
+    found: list[Finding] = []
+    if world % ctx.model_size:
+        found.append(
+            finding(
+                "dense-mesh",
+                "error",
+                f"{world} GPUs are not divisible by TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = "
+                f"{ctx.model_size}; the data-parallel size would not be a whole number.",
+                f"{world} 个 GPU 不能被 TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = "
+                f"{ctx.model_size} 整除，"
+                "数据并行度不是整数。",
+                upstream.dense_world(world, config.tp, config.pp, config.cp),
+                _dense_mesh_fix(ctx),
+            )
+        )
+    experts = ctx.experts
+    if config.ep > 1 and ctx.arch is not None and not experts:
+        found.append(
+            finding(
+                "ep-dense-model",
+                "error",
+                f"EP={config.ep} on a dense model: expert parallelism needs MoE layers.",
+                f"稠密模型设置了 EP={config.ep}：专家并行只适用于 MoE 层。",
+                upstream.EP_NEEDS_MOE,
+                kv(model__expert_model_parallel_size=1),
+            )
+        )
+    if experts or config.ep > 1:
+        expert_size = config.pp * config.ep * ctx.etp
+        if world % expert_size:
+            found.append(
+                finding(
+                    "expert-mesh",
+                    "error",
+                    f"{world} GPUs are not divisible by PP·EP·ETP = "
+                    f"{config.pp}·{config.ep}·{ctx.etp} = {expert_size}."
+                    " The expert mesh folds independently of the dense mesh: EDP = world / (PP·EP·ETP).",
+                    f"{world} 个 GPU 不能被 PP·EP·ETP = {config.pp}·{config.ep}·{ctx.etp} = "
+                    f"{expert_size} 整除。"
+                    "专家网格与稠密网格独立折叠：EDP = world / (PP·EP·ETP)。",
+                    upstream.expert_world(world, expert_size),
+                    _expert_mesh_fix(ctx),
+                )
+            )
+    if experts and experts % config.ep:
+        fix_ep = max(d for d in divisors(experts) if d <= config.ep)
+        found.append(
+            finding(
+                "experts-ep",
+                "error",
+                f"EP={config.ep} does not divide the {experts} experts; Megatron-Core stops with a bare "
+                "AssertionError (no message) in moe_layer.py.",
+                f"EP={config.ep} 不能整除 {experts} 个专家；Megatron-Core 会在 moe_layer.py 中抛出没有说明"
+                "的 AssertionError。",
+                upstream.EXPERTS_EP_ASSERT,
+                kv(model__expert_model_parallel_size=fix_ep),
+            )
+        )
+    return found
+
+
+def rule_batches(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    gbs, mbs, dp = config.global_batch_size, config.micro_batch_size, ctx.dp
+    found: list[Finding] = []
+    if config.packed_sequence and mbs and mbs > 1:
+        size = config.packed_sequence_size or config.seq_length or 0
+        found.append(
+            finding(
+                "packed-mbs",
+                "error",
+                f"Packed sequences need micro_batch_size=1 (it is {mbs}); put more tokens in each pack ins"
+                "tead.",
+                f"打包序列要求 micro_batch_size=1（当前为 {mbs}）；应改为让每个 pack 包含更多 token。",
+                upstream.packed_mbs(mbs, gbs or mbs, size),
+                kv(train__micro_batch_size=1),
+            )
+        )
+    if gbs and mbs and dp and gbs % (mbs * dp):
+        step = mbs * dp
+        nearest = max(step, round(gbs / step) * step)
+        found.append(
+            finding(
+                "batch-divisible",
+                "error",
+                f"Global batch {gbs} is not divisible by micro batch {mbs} × data parallel {dp} = {step}.",
+                f"全局批次 {gbs} 不能被 micro batch {mbs} × 数据并行 {dp} = {step} 整除。",
+                upstream.batch(gbs, mbs, dp),
+                kv(train__global_batch_size=nearest),
+            )
+        )
+    return found
+
+
+# ---------------------------------------------------------------- runner, data, checkpoints
+
+
+def _flag(launcher: LauncherSpec, name: str):
+    return next((flag for flag in launcher.flags if name in flag.names), None)
+
+
+def public_mode(config: EffectiveConfig) -> str | None:
+    """The run_recipe.py --mode value (0.6.0+) for this config."""
+    if config.mode == "peft" or config.peft:
+        return "dora" if (config.peft or "").lower() == "dora" else "lora"
+    return config.mode
+
+
+def train_mode(config: EffectiveConfig) -> str | None:
+    if config.mode is None and not config.peft:
+        return None
+    return "pretrain" if config.mode == "pretrain" and not config.peft else "finetune"
+
+
+def preset_train_modes(modes: list[str]) -> set[str]:
+    return {"pretrain" if mode == "pretrain" else "finetune" for mode in modes}
+
+
+def rule_dataset(ctx: _Context) -> list[Finding]:
+    config, launcher = ctx.config, ctx.launcher
+    name = config.dataset
+    if name is None or launcher is None:
+        return []
+    flag = _flag(launcher, "--dataset")
+    if flag is None:
+        return [
+            finding(
+                "dataset-flag",
+                "error",
+                f"run_recipe.py in {ctx.version} has no --dataset option; the recipe's own dataset config "
+                "is used. "
+                "Set dataset.* overrides instead.",
+                f"{ctx.version} 的 run_recipe.py 没有 --dataset 选项，使用配方自带的数据集配置；请改用 dat"
+                "aset.* 覆盖项。",
+            )
+        ]
+    presets = {preset.name: preset for preset in launcher.dataset_presets}
+    choices = flag.choices or sorted(presets)
+    if name not in choices:
+        return [
+            finding(
+                "dataset-unknown",
+                "error",
+                f"Dataset preset {name!r} does not exist in {ctx.version}; "
+                f"choose one of: {', '.join(choices)}.",
+                f"{ctx.version} 中不存在数据集预设 {name!r}；可选：{', '.join(choices)}。",
+                upstream.invalid_choice("--dataset", name, list(choices)),
+            )
+        ]
+    preset = presets.get(name)
+    wanted = train_mode(config)
+    if preset is None or not preset.modes or wanted is None or wanted in preset_train_modes(preset.modes):
+        return []
+    alternatives = [p.name for p in launcher.dataset_presets if wanted in preset_train_modes(p.modes)]
+    fix = f"--dataset {alternatives[0]}" if alternatives else None
+    mode_name = public_mode(config) or wanted
+    if _flag(launcher, "--mode") is not None and "sft" in (_flag(launcher, "--mode").choices or []):
+        return [
+            finding(
+                "mode-dataset",
+                "error",
+                f"The {name!r} preset is for {'/'.join(preset.modes)} only; {ctx.version} rejects it for "
+                f"mode {mode_name!r}.",
+                f"数据集预设 {name!r} 仅用于 {'/'.join(preset.modes)}；{ctx.version} 在 {mode_name!r} 模式"
+                "下会拒绝它。",
+                upstream.mode_dataset(mode_name, name),
+                fix,
+            )
+        ]
+    return [
+        finding(
+            "mode-dataset",
+            "warning",
+            f"In {ctx.version} the dataset decides the training loop: "
+            f"{name!r} runs the {'/'.join(preset.modes)} "
+            f"loop, not {wanted}. Fine for a smoke test, wrong for real {config.mode or wanted} training.",
+            f"在 {ctx.version} 中由数据集决定训练流程：{name!r} 会运行 {'/'.join(preset.modes)} 流程，而不是"
+            f" {wanted}。"
+            "冒烟测试可以，正式训练不行。",
+            None,
+            fix,
+        )
+    ]
+
+
+def looks_like_hub_id(path: str) -> bool:
+    """'meta-llama/Llama-3.1-8B' is a hub id; '/ckpt', './x', '~/x', '${VAR}' are local paths."""
+    text = path.strip()
+    if text.startswith(("/", ".", "~", "$")) or text.startswith(("hf://", "https://")):
+        return text.startswith(("hf://", "https://"))
+    return bool(_HUB_ID.match(text))
+
+
+def rule_peft_checkpoint(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    if not config.is_peft:
+        return []
+    path = config.pretrained_checkpoint
+    if path is None:
+        return [
+            finding(
+                "peft-checkpoint",
+                "error",
+                "PEFT needs a pretrained checkpoint: a local Megatron checkpoint directory (convert with "
+                "AutoBridge.import_ckpt) or a local Hugging Face model directory.",
+                "PEFT 需要预训练检查点：本地 Megatron 检查点目录（可用 AutoBridge.import_ckpt 转换）或本地"
+                " Hugging Face 模型目录。",
+                upstream.PEFT_NO_CHECKPOINT,
+                "checkpoint.pretrained_checkpoint=/path/to/megatron_or_hf_checkpoint",
+            )
+        ]
+    if looks_like_hub_id(str(path)):
+        return [
+            finding(
+                "peft-checkpoint",
+                "error",
+                f"{path!r} looks like a Hugging Face hub id, not a checkpoint path. Download or convert it "
+                "first (AutoBridge.import_ckpt) and pass the local directory.",
+                f"{path!r} 看起来是 Hugging Face 模型 ID，而不是检查点路径。请先下载或转换（AutoBridge.imp"
+                "ort_ckpt），再传入本地目录。",
+                upstream.peft_invalid_checkpoint(str(path)),
+                "checkpoint.pretrained_checkpoint=/path/to/local_checkpoint",
+            )
+        ]
+    return []
+
+
+def rule_seq_sync(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    user = config.user_overrides
+    if "model.seq_length" not in user or "dataset.seq_length" in user:
+        return []
+    model_seq = config.model_seq_length
+    dataset_seq = config.values.get("dataset.seq_length")
+    if model_seq is None or dataset_seq is None or model_seq == dataset_seq:
+        return []
+    fix = kv(dataset__seq_length=model_seq, model__seq_length=model_seq)
+    if ctx.traits.runner_syncs_seq_length:
+        return [
+            finding(
+                "seq-length-sync",
+                "warning",
+                f"model.seq_length={model_seq} alone is undone: run_recipe.py in {ctx.version} copies "
+                f"dataset.seq_length ({dataset_seq}) into the model. Set dataset.seq_length too.",
+                f"只设置 model.seq_length={model_seq} 会被还原：{ctx.version} 的 run_recipe.py 会用 "
+                f"dataset.seq_length（{dataset_seq}）覆盖模型的序列长度。请同时设置 dataset.seq_length。",
+                None,
+                fix,
+            )
+        ]
+    return [
+        finding(
+            "seq-length-sync",
+            "error",
+            f"model.seq_length={model_seq} differs from dataset.seq_length={dataset_seq}; set both.",
+            f"model.seq_length={model_seq} 与 dataset.seq_length={dataset_seq} 不一致，请同时设置两者。",
+            upstream.seq_mismatch(model_seq, int(dataset_seq)),
+            fix,
+        )
+    ]
+
+
+# ---------------------------------------------------------------- CUDA graphs
+
+
+def _full_iteration(ctx: _Context) -> bool:
+    config = ctx.config
+    if ctx.traits.full_iteration_impl:
+        return config.cuda_graph_impl == "full_iteration"
+    return config.cuda_graph_impl == "local" and "full_iteration" in config.cuda_graph_scope
+
+
+def _full_iteration_fix(ctx: _Context) -> str:
+    if ctx.traits.full_iteration_impl:
+        return "model.cuda_graph_impl=full_iteration rerun_state_machine.check_for_nan_in_loss=false"
+    return (
+        "model.cuda_graph_impl=local model.cuda_graph_scope=[full_iteration] "
+        "rerun_state_machine.check_for_nan_in_loss=false"
+    )
+
+
+def _launcher_owned(ctx: _Context, keys: tuple[str, ...]) -> Severity:
+    """'info' when a benchmark recipe leaves these settings to the performance launcher, else 'error'.
+
+    The performance path (setup_experiment.py / perf overrides) sets the TE RNG tracker and the NaN check
+    for CUDA-graph runs at launch time, so a statically read benchmark recipe can look wrong without
+    being wrong. Once the user overrides one of the keys, the rule applies in full.
+    """
+    if ctx.config.kind == "benchmark" and not any(key in ctx.config.user_overrides for key in keys):
+        return "info"
+    return "error"
+
+
+def rule_cuda_graphs(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    if not config.graphs_enabled:
+        return []
+    found: list[Finding] = []
+    rng_keys = ("model.use_te_rng_tracker", "rng.te_rng_tracker", "model.cuda_graph_impl")
+    if not config.use_te_rng_tracker:
+        found.append(
+            finding(
+                "cuda-graph-rng",
+                _launcher_owned(ctx, rng_keys),
+                "CUDA graphs need Transformer Engine's RNG tracker; set both model.use_te_rng_tracker and "
+                "rng.te_rng_tracker.",
+                "CUDA graph 需要 Transformer Engine 的 RNG tracker；请同时设置 model.use_te_rng_tracker "
+                "和 rng.te_rng_tracker。",
+                upstream.CUDA_GRAPH_RNG,
+                "model.use_te_rng_tracker=true rng.te_rng_tracker=true",
+            )
+        )
+    full_iteration = _full_iteration(ctx)
+    if (config.recompute_granularity or "").lower() == "full" and not full_iteration:
+        found.append(
+            finding(
+                "cuda-graph-full-recompute",
+                "error",
+                "Full activation recompute works with CUDA graphs only as a full-iteration graph"
+                + (
+                    " (cuda_graph_impl=full_iteration)."
+                    if ctx.traits.full_iteration_impl
+                    else " (cuda_graph_impl=local with cuda_graph_scope=[full_iteration] in this version)."
+                )
+                + " Otherwise switch to selective recompute.",
+                "完整重计算只能与整迭代 CUDA graph 一起使用"
+                + (
+                    "（cuda_graph_impl=full_iteration）。"
+                    if ctx.traits.full_iteration_impl
+                    else "（此版本为 cuda_graph_impl=local 且 cuda_graph_scope=[full_iteration]）。"
+                )
+                + "否则请改用选择性重计算。",
+                upstream.CUDA_GRAPH_FULL_RECOMPUTE,
+                _full_iteration_fix(ctx),
+            )
+        )
+    nan_keys = (
+        "rerun_state_machine.check_for_nan_in_loss",
+        "model.cuda_graph_impl",
+        "model.cuda_graph_scope",
+    )
+    if full_iteration and config.check_for_nan_in_loss:
+        found.append(
+            finding(
+                "cuda-graph-nan-check",
+                _launcher_owned(ctx, nan_keys),
+                "A full-iteration CUDA graph cannot run the NaN-in-loss check; disable it.",
+                "整迭代 CUDA graph 不能执行 loss 的 NaN 检查，请关闭该检查。",
+                upstream.CUDA_GRAPH_NAN_CHECK,
+                "rerun_state_machine.check_for_nan_in_loss=false",
+            )
+        )
+    if config.packed_sequence:
+        found.extend(_graphs_with_packing(ctx, full_iteration))
+    return found
+
+
+def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
+    config = ctx.config
+    scope = config.cuda_graph_scope
+    captures_attention = full_iteration or (
+        config.cuda_graph_impl == "transformer_engine" and (not scope or "attn" in scope)
+    )
+    if ctx.traits.offline_packing_graph_checks:
+        uses_graphs = full_iteration or config.cuda_graph_impl == "transformer_engine"
+        if uses_graphs and not config.pad_to_max_length:
+            return [
+                finding(
+                    "cuda-graph-packed",
+                    "error",
+                    "Packed sequences with CUDA graphs need static shapes: pad every pack to the maximum "
+                    "length.",
+                    "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
+                    upstream.OFFLINE_PACKING_GRAPH_PAD,
+                    "dataset.pad_to_max_length=true dataset.offline_packing_specs.pad_cu_seqlens=true",
+                )
+            ]
+        if captures_attention and not config.pad_cu_seqlens:
+            return [
+                finding(
+                    "cuda-graph-packed",
+                    "error",
+                    "A CUDA graph that captures packed attention also needs padded cu_seqlens.",
+                    "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
+                    upstream.PACKED_GRAPH_CU_SEQLENS,
+                    "dataset.offline_packing_specs.pad_cu_seqlens=true",
+                )
+            ]
+        return []
+    if config.cuda_graph_impl == "transformer_engine" and captures_attention:
+        return [
+            finding(
+                "cuda-graph-packed",
+                "error",
+                "Transformer Engine CUDA graphs that capture attention cannot take packed-sequence metadata"
+                " in "
+                f"{ctx.version}. Disable packing, or use a full-iteration graph.",
+                f"在 {ctx.version} 中，捕获注意力的 TE CUDA graph 不能接收打包序列的元数据。请关闭打包，"
+                "或改用整迭代 graph。",
+                upstream.CUDA_GRAPH_PACKED,
+                _full_iteration_fix(ctx),
+            )
+        ]
+    return []
+
+
+# ---------------------------------------------------------------- skill pitfalls
+
+
+def rule_fsdp(ctx: _Context) -> list[Finding]:
+    config, cluster = ctx.config, ctx.cluster
+    found: list[Finding] = []
+    spec = gpu_spec(cluster.gpu_type)
+    if config.fsdp and config.tp > 1 and not spec.blackwell:
+        found.append(
+            finding(
+                "fsdp-tp-hopper",
+                "warning",
+                f"Megatron-FSDP with TP={config.tp} on {cluster.gpu_type}: communication tends to bottlenec"
+                "k on "
+                "Hopper-class GPUs; prefer TP=1 or 2 with FSDP there (FSDP does better on B/GB-series).",
+                f"在 {cluster.gpu_type} 上使用 Megatron-FSDP 且 TP={config.tp}："
+                "Hopper 级 GPU 上通信容易成为瓶颈；"
+                "建议 FSDP 配合 TP=1 或 2（FSDP 在 B/GB 系列上表现更好）。",
+                None,
+                kv(model__tensor_model_parallel_size=2) if config.tp > 2 else None,
+            )
+        )
+    arch = ctx.arch
+    qwen35 = arch is not None and (
+        "qwen35" in (config.family or "").replace(".", "").replace("_", "")
+        or "qwen3.5" in (arch.hf_model_id or "").lower()
+    )
+    if (
+        config.fsdp
+        and arch is not None
+        and arch.is_vlm
+        and arch.num_moe_experts
+        and qwen35
+        and not spec.blackwell
+    ):
+        found.append(
+            finding(
+                "qwen35-vl-moe-fsdp",
+                "warning",
+                "Qwen3.5-VL MoE with Megatron-FSDP has only been validated on Blackwell GPUs; on "
+                f"{cluster.gpu_type} it may not run. Verify on a short job first, or use the 3D-parallel "
+                "layout.",
+                f"Qwen3.5-VL MoE 配合 Megatron-FSDP 只在 Blackwell GPU 上验证过；在 {cluster.gpu_type} 上可"
+                "能无法运行。"
+                "请先用短任务验证，或改用 3D 并行布局。",
+            )
+        )
+    return found
+
+
+def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
+    config, arch, cluster = ctx.config, ctx.arch, ctx.cluster
+    if arch is None or not arch.num_moe_experts:
+        return []
+    found: list[Finding] = []
+    if config.overlap_grad_reduce and cluster.gpu_type.lower() == "h100":
+        found.append(
+            finding(
+                "moe-overlap-grad-reduce-h100",
+                "warning",
+                "overlap_grad_reduce=True for a MoE model on H100 can cost throughput; many H100 MoE presets "
+                "turn it off.",
+                "H100 上的 MoE 模型开启 overlap_grad_reduce=True 可能降低吞吐；"
+                "许多 H100 MoE 预设都将其关闭。",
+                None,
+                kv(ddp__overlap_grad_reduce=False),
+            )
+        )
+    experts = arch.num_moe_experts
+    split = param_split(arch)
+    hbm = gpu_spec(cluster.gpu_type).memory_gb * 1e9
+
+    def expert_state(ep: int) -> float:
+        """Expert weights + grads, plus Adam state sharded over the expert data-parallel ranks."""
+        etp = effective_etp(config.etp, config.tp, ep, ctx.version)
+        per_param = 2.2 if config.is_peft else 6.0 + 12.0 / max(ctx.world // (config.pp * ep * etp), 1)
+        return split.expert * per_param / (ep * etp * config.pp)
+
+    def fits_world(ep: int) -> bool:
+        return ctx.world % (config.pp * ep * effective_etp(config.etp, config.tp, ep, ctx.version)) == 0
+
+    expert_bytes = expert_state(config.ep)
+    limit = EXPERT_SHARE_LIMIT * hbm
+    if expert_bytes > limit:
+        larger = [d for d in divisors(experts) if d > config.ep and fits_world(d)]
+        enough = [d for d in larger if expert_state(d) <= limit]
+        better = enough[:1] or larger[-1:]  # the smallest EP that is enough, else the most relief available
+        found.append(
+            finding(
+                "ep-too-low",
+                "warning",
+                f"EP={config.ep} leaves about {expert_bytes / 1e9:.0f} GB of expert weights and optimizer "
+                "state on "
+                f"each GPU ({cluster.gpu_type} has {hbm / 1e9:.0f} GB). Raise EP before TP: EP shards only "
+                "the "
+                "experts, which dominate a large MoE.",
+                f"EP={config.ep} 时每个 GPU 上约有 {expert_bytes / 1e9:.0f} GB 专家权重和优化器状态"
+                f"（{cluster.gpu_type} 显存 {hbm / 1e9:.0f} GB）。应先增大 EP 再考虑 TP：EP 只切分专家参数"
+                "，而大型 MoE 的参数主要在专家中。",
+                None,
+                kv(model__expert_model_parallel_size=better[0]) if better else None,
+            )
+        )
+    return found
+
+
+def rule_vlm_data(ctx: _Context) -> list[Finding]:
+    config, arch = ctx.config, ctx.arch
+    if arch is None or not arch.is_vlm or not config.is_finetune or config.dataset is None:
+        return []
+    name = config.dataset.lower()
+    if "vlm" in name or name in VLM_PRESETS:
+        return []
+    return [
+        finding(
+            "vlm-no-images",
+            "warning",
+            f"Fine-tuning a vision-language model on {config.dataset!r}, which has no images: training runs, "
+            "but the result is meaningless. Use a multimodal dataset preset.",
+            f"在不含图像的数据集 {config.dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。请使用多"
+            "模态数据集预设。",
+        )
+    ]
+
+
+def rule_single_gpu(ctx: _Context) -> list[Finding]:
+    config = ctx.config
+    if ctx.world != 1 or config.is_peft or config.mode not in ("pretrain", "sft"):
+        return []
+    return [
+        finding(
+            "single-gpu-full-training",
+            "warning",
+            f"{config.mode} on one GPU: full training keeps weights, gradients and Adam states for every "
+            "parameter; "
+            "only PEFT (LoRA/DoRA) recipes are meant for a single GPU.",
+            f"单 GPU 上进行 {config.mode}：全参训练需要为每个参数保存权重、梯度和 Adam 状态；只有 PEFT（Lo"
+            "RA/DoRA）配方适合单 GPU。",
+        )
+    ]
+
+
+def rule_override_sections(ctx: _Context) -> list[Finding]:
+    found = []
+    for key in ctx.config.user_overrides:
+        if key.startswith("training."):
+            fixed = "train." + key.removeprefix("training.")
+            found.append(
+                finding(
+                    "override-section",
+                    "error",
+                    f"{key!r}: Megatron-Bridge's ConfigContainer has no 'training' section; it is 'train'.",
+                    f"{key!r}：Megatron-Bridge 的 ConfigContainer 没有 'training' 段，应为 'train'。",
+                    None,
+                    f"{fixed}={ctx.config.user_overrides[key]}",
+                )
+            )
+    return found
+
+
+RULES: list[Rule] = [
+    rule_tp_heads,
+    rule_tp_query_groups,
+    rule_tp_nvlink,
+    rule_sequence_parallel,
+    rule_pipeline,
+    rule_context_parallel,
+    rule_meshes,
+    rule_batches,
+    rule_dataset,
+    rule_peft_checkpoint,
+    rule_seq_sync,
+    rule_cuda_graphs,
+    rule_fsdp,
+    rule_moe_pitfalls,
+    rule_vlm_data,
+    rule_single_gpu,
+    rule_override_sections,
+]
+
+
+def expected_bytes(config: EffectiveConfig, arch: ModelArch, cluster: Cluster) -> float:
+    """The heuristic peak for this config (used by resize and reported with plans)."""
+    return bytes_per_gpu(
+        arch,
+        tp=config.tp,
+        pp=config.pp,
+        cp=config.cp,
+        ep=config.ep,
+        etp=effective_etp(config.etp, config.tp, config.ep, config.version),
+        world=cluster.num_gpus,
+        seq_length=config.seq_length or 4096,
+        micro_batch_size=config.micro_batch_size or 1,
+        peft=config.is_peft,
+        full_recompute=(config.recompute_granularity or "").lower() == "full",
+    )

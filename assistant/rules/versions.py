@@ -1,0 +1,63 @@
+"""What differs between the bundled Megatron-Bridge versions, as far as the rules care.
+
+Each trait was read from the Bridge tag and from the Megatron-Core commit that tag pins as
+3rdparty/Megatron-LM (v0.3.1 -> 55ac708, v0.5.1 -> 458c8d0, v0.6.0 -> cd4afff, main 067f987 -> 2a75ac1).
+
+num_query_groups vs TP: Megatron-Core accepts groups that are "a multiple or divisor" of TP since
+core_v0.16.0; core_v0.15.x still demands "a multiple of". The v0.3.1 wheel declares
+megatron-core>=0.15.0a0,<0.17.0, so an install of 0.3.1 may run core 0.15.x: we apply the strict rule
+and its text there (it is also correct on 0.16). v0.5.1 and later pin 0.16-era or newer cores.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.errors import UserError
+
+BUNDLED_VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
+
+
+def normalize_version(version: str) -> str:
+    """'v0.6.0' -> '0.6.0'; 'main' stays; anything else is the user's to fix."""
+    text = version.strip().lower().removeprefix("v")
+    if text == "main" or re.fullmatch(r"\d+\.\d+(\.\d+)?(rc\d+)?", text):
+        return text
+    raise UserError(f"unknown Megatron-Bridge version {version!r}; use one of {', '.join(BUNDLED_VERSIONS)}")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sortable key; 'main' sorts after every release."""
+    text = normalize_version(version)
+    if text == "main":
+        return (10_000,)
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("rc")[0]))
+
+
+@dataclass(frozen=True)
+class VersionTraits:
+    version: str
+    query_groups_multiple_or_divisor: bool  # False: groups must be a multiple of TP
+    full_iteration_impl: bool  # full-iteration graphs via cuda_graph_impl="full_iteration" (else local+scope)
+    checks_hierarchical_cp: bool  # Bridge asserts a2a+p2p needs hierarchical_context_parallel_sizes
+    runner_syncs_finetune_cp: bool  # run_recipe.py sets per-token loss / average_in_collective for CP SFT
+    offline_packing_graph_checks: bool  # Bridge validates packed + CUDA graph padding itself
+    runner_syncs_seq_length: bool  # run_recipe.py copies dataset.seq_length into model.seq_length
+    layers_pp_message_has_numbers: bool  # Megatron-Core >= 0.17 prints num_layers and PP in the assert
+    etp_defaults_to_one: bool  # Bridge sets an unset ETP to 1 when EP > 1 (models/transformer_config.py)
+
+
+def traits(version: str) -> VersionTraits:
+    key = version_key(version)
+    return VersionTraits(
+        version=normalize_version(version),
+        query_groups_multiple_or_divisor=key >= (0, 5),
+        full_iteration_impl=key >= (0, 5),
+        checks_hierarchical_cp=key >= (0, 5),
+        runner_syncs_finetune_cp=key >= (0, 6),
+        offline_packing_graph_checks=key >= (0, 6),
+        runner_syncs_seq_length=key >= (0, 5),
+        layers_pp_message_has_numbers=key >= (0, 5),
+        etp_defaults_to_one=key >= (0, 6),
+    )

@@ -1,0 +1,395 @@
+"""One question in, one Answer out: understand -> remember -> recommend -> retrieve -> compose.
+
+This is the only entry the front ends (CLI, Gradio, Slack) and the evals call. Facts come from the
+catalog and the rule module; retrieval only adds passages to cite; the optional LLM only rephrases.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from assistant import catalog as catalogs
+from assistant.compose import (
+    checklist,
+    citations_from,
+    compose_recommendation,
+    findings_lines,
+    sources_lines,
+)
+from assistant.errors import UserError
+from assistant.lexical import MAX_QUERY_CHARS, is_chinese
+from assistant.model_names import StemIndex, candidate_stems
+from assistant.models import load_model_arch
+from assistant.recommend import (
+    Recommendation,
+    cluster_for,
+    known_stems,
+    recommend,
+    select_recipe,
+    typed_overrides,
+)
+from assistant.records import Answer, Catalog, Hit, Slots
+from assistant.rules.config import build_config
+from assistant.rules.validate import has_errors, validate
+from assistant.session import Conversation, clarifying_question, missing
+from assistant.settings import Settings, get_settings
+from assistant.understand import understand
+
+log = logging.getLogger(__name__)
+
+CITATIONS = 4
+EXAMPLES = {
+    "en": ["Qwen3 30B-A3B SFT on 16 H100", "LoRA Llama 3 8B on one GPU", "Llama3 8B 128K pretraining"],
+    "zh": ["在16张H100上对Qwen3-30B-A3B做SFT", "单卡 LoRA 微调 Llama 3 8B", "Llama3 8B 128K 长上下文预训练"],
+}
+
+
+@dataclass(frozen=True)
+class VersionContext:
+    catalog: Catalog
+    stems: dict[str, str | None]
+    index: StemIndex
+
+
+@lru_cache(maxsize=8)
+def version_context(version: str) -> VersionContext:
+    catalog = catalogs.load_catalog(version)
+    stems = known_stems(catalog)
+    hf_ids = {stem: hf for stem, hf in stems.items() if hf}
+    return VersionContext(catalog, stems, StemIndex.build(list(stems), hf_ids))
+
+
+def resolve_version(requested: str | None) -> str:
+    """A bundled catalog version for what the user asked (exact, or the nearest release)."""
+    if not requested:
+        return catalogs.DEFAULT_VERSION
+    try:
+        return catalogs.nearest_bundled(requested)
+    except UserError:
+        raise
+    except Exception as error:  # noqa: BLE001 - version strings come from free text
+        raise UserError(f"unknown Megatron-Bridge version {requested!r}: {error}") from error
+
+
+def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[Hit]:
+    """Guide passages to cite; an absent index only costs the citations, never the answer."""
+    from assistant.retrieval import make_retriever
+
+    try:
+        retriever = make_retriever(settings)
+        hits = retriever.search(query, k=CITATIONS, lang=lang, version=version, doc_type="guide").hits
+        hits = hits or retriever.search(query, k=CITATIONS, version=version).hits
+    except UserError as error:
+        log.info("no citations: %s", error)
+        return []
+    catalog = catalogs.load_catalog(version)
+    return [
+        h.model_copy(update={"text": sanitize(h.text, catalog), "heading": sanitize(h.heading, catalog)})
+        for h in hits
+    ]
+
+
+RECIPE_NAME = re.compile(r"\b\w+_config\b")
+
+
+def sanitize(text: str, catalog: Catalog) -> str:
+    """Quoted passages may come from a user's documents: a recipe name the catalog lacks is not repeated."""
+    names = catalog_names(catalog.version)
+    return RECIPE_NAME.sub(lambda m: m.group(0) if m.group(0) in names else "[unverified recipe name]", text)
+
+
+@lru_cache(maxsize=8)
+def catalog_names(version: str) -> frozenset[str]:
+    return frozenset(r.name for r in catalogs.load_catalog(version).recipes) | frozenset(
+        r.canonical for r in catalogs.load_catalog(version).recipes
+    )
+
+
+def _say(lang: str, en: str, zh: str) -> str:
+    return zh if lang == "zh" else en
+
+
+# ---------------------------------------------------------------- answers per intent
+
+
+def _decline(slots: Slots, lang: str) -> str:
+    examples = "\n".join(f"- {e}" for e in EXAMPLES[lang])
+    return _say(
+        lang,
+        "I help start Megatron-Bridge training runs: which recipe to use, the launch command for your "
+        "version, parallelism for your GPUs, and fixes for launch errors. That question is outside what "
+        f"I can answer. Try for example:\n{examples}",
+        "我负责帮助启动 Megatron-Bridge 训练：选择配方、给出对应版本的启动命令、按你的 GPU 调整并行度，"
+        f"以及排查启动报错。这个问题超出了我的范围。可以这样问：\n{examples}",
+    )
+
+
+def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
+    named = slots.model_text or slots.hf_model_id or slots.recipe_name or ""
+    near = candidate_stems(named, list(ctx.stems)) if named else []
+    listed = ", ".join(f"`{s}`" for s in near[:8])
+    text = _say(
+        lang,
+        f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**, and I will not guess one. "
+        "Tell me its Hugging Face model id or share its `config.json` (local path), and I can pick the "
+        "recipe of an architecturally similar model and resize it for your GPUs.",
+        f"Megatron-Bridge {ctx.catalog.version} 中没有 **{named}** 的配方，我不会臆造配方名。"
+        "请告诉我它的 Hugging Face 模型 ID，或提供它的 `config.json`（本地路径），"
+        "我可以选择结构相近模型的配方，并按你的 GPU 调整并行度。",
+    )
+    if listed:
+        text += "\n\n" + _say(
+            lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。"
+        )
+    return text
+
+
+def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -> str:
+    if not hits:
+        return _say(
+            lang,
+            "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
+            "exact error text.",
+            "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
+        )
+    best = hits[0]
+    body = best.text.split("\n\n", 1)[-1].strip()
+    return f"{_say(lang, intro_en, intro_zh)} **{best.heading.split(' > ')[-1]}** [1]\n\n{body}"
+
+
+def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str, Recommendation | None]:
+    selection = select_recipe(ctx.catalog, slots, lambda hf: load_model_arch(hf) if hf else None)
+    if selection is None:
+        return "", None
+    record = selection.record
+    cluster = cluster_for(slots, record)
+    config = build_config(record, typed_overrides(slots), version=ctx.catalog.version, dataset=slots.dataset)
+    arch = load_model_arch(record.hf_model_id) if record.hf_model_id else None
+    findings = validate(config, arch, cluster, ctx.catalog.version, ctx.catalog.launcher) if cluster else []
+    verdict = not has_errors(findings)
+    head = _say(
+        lang,
+        f"`{record.name}` with your overrides on {cluster.num_gpus if cluster else '?'} GPUs is "
+        f"**{'valid' if verdict else 'not valid'}** for Megatron-Bridge {ctx.catalog.version}.",
+        f"`{record.name}` 加上你的覆盖项、在 {cluster.num_gpus if cluster else '?'} 张 GPU 上，"
+        f"对 Megatron-Bridge {ctx.catalog.version} **{'有效' if verdict else '无效'}**。",
+    )
+    rec = Recommendation(
+        slots=slots,
+        version=ctx.catalog.version,
+        selection=selection,
+        arch=arch,
+        cluster=cluster,
+        findings=findings,
+    )
+    return "\n\n".join([head, "\n".join(findings_lines(findings, lang))]), rec
+
+
+def _compare_answer(slots: Slots, lang: str) -> str:
+    versions = [resolve_version(v) for v in (slots.version, slots.other_version) if v]
+    if len(versions) < 2:
+        return clarifying_question(["versions"], lang)
+    rows = []
+    for version in versions:
+        ctx = version_context(version)
+        selection = select_recipe(ctx.catalog, slots, lambda hf: load_model_arch(hf) if hf else None)
+        presets = ", ".join(p.name for p in ctx.catalog.launcher.dataset_presets) or "-"
+        if selection is None:
+            rows.append(f"| {version} | - | - | {presets} |")
+            continue
+        r = selection.record
+        p = r.parallelism
+        layout = f"TP {p.tp} PP {p.pp} CP {p.cp} EP {p.ep} seq {r.seq_length} GBS {r.global_batch_size}"
+        rows.append(f"| {version} | `{r.name}` → `{r.canonical}` | {layout} | {presets} |")
+    header = _say(
+        lang, "| version | recipe | layout | dataset presets |", "| 版本 | 配方 | 并行布局 | 数据集预设 |"
+    )
+    return "\n".join([header, "|---|---|---|---|", *rows])
+
+
+# ---------------------------------------------------------------- the entry point
+
+
+def _clip(question: str) -> str:
+    text = question if isinstance(question, str) else ""
+    return text[: MAX_QUERY_CHARS * 25]
+
+
+def ask(
+    question: str,
+    *,
+    version: str | None = None,
+    conversation: Conversation | None = None,
+    lang: str = "auto",
+    settings: Settings | None = None,
+    use_llm: bool | None = None,
+) -> Answer:
+    """Answer one turn. `conversation` (if given) is updated in place with this turn's slots.
+
+    A problem in what the question asks for (an unknown version, an override value the launcher would
+    reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
+    """
+    base_version = resolve_version(version or (conversation.slots.version if conversation else None))
+    try:
+        return _ask(
+            question,
+            version=base_version,
+            conversation=conversation,
+            lang=lang,
+            settings=settings,
+            use_llm=use_llm,
+            pinned=version is not None,
+        )
+    except UserError as error:
+        answer_lang = "zh" if is_chinese(_clip(question)) else "en"
+        prefix = _say(answer_lang, "I cannot use part of this request: ", "这个请求中有一部分无法使用：")
+        return Answer(
+            language=answer_lang if lang == "auto" else lang,
+            intent="validate",
+            slots=Slots(language=answer_lang),
+            version=base_version,
+            answer_markdown=prefix + str(error),
+        )
+
+
+def _ask(
+    question: str,
+    *,
+    version: str | None = None,
+    conversation: Conversation | None = None,
+    lang: str = "auto",
+    settings: Settings | None = None,
+    use_llm: bool | None = None,
+    pinned: bool = False,
+) -> Answer:
+    settings = settings or get_settings()
+    text = _clip(question).strip()
+    ctx = version_context(version)
+    slots = understand(text, known_stems=list(ctx.stems), default_version=None, index=ctx.index)
+    if conversation is not None:
+        slots = conversation.update(slots, text=text)
+    if slots.version and not pinned:
+        ctx = version_context(resolve_version(slots.version))
+    answer_lang = slots.language if lang == "auto" else lang
+    answer = Answer(
+        language=answer_lang,
+        intent=slots.intent,
+        slots=slots,
+        version=ctx.catalog.version,
+        answer_markdown="",
+    )
+    if not text or not any(ch.isalnum() for ch in text):
+        answer.answer_markdown = _say(
+            answer_lang,
+            "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA).",
+            "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
+        )
+        answer.follow_up = EXAMPLES[answer_lang]
+        return answer
+    if slots.intent == "out_of_scope":
+        answer.answer_markdown = _decline(slots, answer_lang)
+        answer.follow_up = EXAMPLES[answer_lang]
+        return answer
+    if slots.intent in ("explain", "troubleshoot"):
+        query = slots.error_text or text
+        hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
+        intro = (
+            ("This matches:", "这对应：")
+            if slots.intent == "troubleshoot"
+            else ("From the guide:", "参考指南：")
+        )
+        answer.citations = citations_from(hits)
+        answer.answer_markdown = "\n\n".join(
+            s
+            for s in [
+                _passages_answer(hits, answer_lang, *intro),
+                "\n".join(sources_lines(answer.citations, answer_lang)),
+            ]
+            if s
+        )
+        return answer
+    if slots.intent == "compare_versions":
+        answer.answer_markdown = _compare_answer(slots, answer_lang)
+        return answer
+    if slots.intent == "validate":
+        body, rec = _validate_answer(slots, ctx, answer_lang)
+        if rec is not None:
+            answer.recipe = rec.recipe
+            answer.findings = [f.to_json() for f in rec.findings]
+            hits = _retrieve(
+                settings, " ".join([text, *(f.id for f in rec.findings)]), answer_lang, ctx.catalog.version
+            )
+            answer.citations = citations_from(hits)
+            answer.answer_markdown = "\n\n".join(
+                [body, "\n".join(sources_lines(answer.citations, answer_lang))]
+            )
+            return answer
+
+    needed = [m for m in missing(slots) if m != "num_gpus"]
+    if needed:
+        answer.answer_markdown = clarifying_question(needed, answer_lang)
+        answer.follow_up = [answer.answer_markdown]
+        return answer
+
+    rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
+    if rec.recipe is None:
+        if rec.unknown_model:
+            answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
+        else:
+            answer.answer_markdown = clarifying_question(missing(slots) or ["model"], answer_lang)
+        answer.follow_up = [answer.answer_markdown]
+        return answer
+    return _answer_from(answer, rec, ctx, text, answer_lang, settings, use_llm)
+
+
+def _answer_from(
+    answer: Answer,
+    rec: Recommendation,
+    ctx: VersionContext,
+    text: str,
+    lang: str,
+    settings: Settings,
+    use_llm: bool | None,
+) -> Answer:
+    preface: list[str] = []
+    if rec.recipe.kind == "benchmark":
+        preface.append(
+            _say(
+                lang,
+                "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a "
+                "fixed "
+                "number of steps. It is not a production training recipe.",
+                "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。",
+            )
+        )
+    if rec.slots.num_gpus is None and rec.cluster is not None:
+        preface.append(
+            _say(
+                lang,
+                f"You did not say how many GPUs you have, so this uses the recipe's {rec.cluster.num_gpus}.",
+                f"你没有说明 GPU 数量，以下按配方的 {rec.cluster.num_gpus} 张计算。",
+            )
+        )
+    query = " ".join([text, *(f.id for f in rec.findings[:3])])
+    answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
+    answer.checklist = checklist(ctx.catalog, lang)
+    answer.recipe = rec.recipe
+    answer.dataset = rec.dataset
+    answer.plan = rec.plan.to_json() if rec.plan else None
+    answer.commands = rec.commands
+    answer.overrides = [o.to_json() for o in rec.overrides]
+    answer.findings = [f.to_json() for f in rec.findings]
+    answer.fit = rec.fit.to_json() if rec.fit else None
+    answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
+    if rec.slots.num_gpus is None:
+        answer.follow_up.append(clarifying_question(["num_gpus"], lang))
+    if use_llm or (use_llm is None and settings.llm_base_url):
+        from assistant.phrase import phrase
+
+        phrased = phrase(answer, settings)
+        if phrased is not None:
+            answer.answer_markdown, answer.llm_used = phrased, True
+    return answer

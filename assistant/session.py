@@ -1,0 +1,160 @@
+"""Multi-turn slot filling: remember what earlier turns said, ask only for what the intent still needs.
+
+Pure and serialisable, so a chat front end or a Slack thread can keep a Conversation as JSON between turns.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from assistant.records import Slots
+from assistant.understand import normalise
+
+# Slots that describe one model; a different model drops them unless the same turn restates them.
+MODEL_SLOTS = ("model_text", "model_stem", "hf_model_id", "recipe_name", "overrides")
+# The GPU count, node count and GPUs per node are restated together ("and on 8 GPUs?" replaces "2 nodes x 8").
+COUNT_SLOTS = ("num_gpus", "num_nodes", "gpus_per_node")
+# Said once for one turn only.
+TURN_SLOTS = ("error_text", "other_version")
+
+
+class Conversation:
+    """The slots remembered so far in one conversation."""
+
+    def __init__(self, slots: Slots | None = None, turns: int = 0) -> None:
+        self.slots = slots or Slots()
+        self.turns = turns
+
+    def update(self, new: Slots, text: str | None = None) -> Slots:
+        """Merge one turn's slots into memory and return the slots to answer this turn with.
+
+        `text` (the turn as typed) lets a bare number ("64", "十六") answer a question about the GPU count.
+        """
+        if self.turns and text is not None and new.num_gpus is None and "num_gpus" in missing(self.slots):
+            count = _bare_count(text)
+            if count:
+                new = new.model_copy(update={"num_gpus": count, "intent": "recommend"})
+        if self.turns == 0:
+            self.slots = new.model_copy(deep=True)
+            self.turns = 1
+            return self.slots.model_copy(deep=True)
+        self.turns += 1
+        old = self.slots
+        if new.intent == "out_of_scope":
+            # "thanks!" or a stray question: answer it as such, keep the memory for the next real turn.
+            self.slots = old.model_copy(update={"language": new.language})
+            return new.model_copy(deep=True)
+
+        merged: dict[str, Any] = old.model_dump()
+        for name in TURN_SLOTS:
+            merged[name] = None
+        new_model = _names_model(new) and not _same_model(old, new)
+        if new_model:
+            for name in MODEL_SLOTS:
+                merged[name] = {} if name == "overrides" else None
+        if any(getattr(new, name) is not None for name in ("num_gpus", "num_nodes")):
+            for name in COUNT_SLOTS:
+                merged[name] = None
+
+        said = new.model_dump(exclude_unset=False)
+        for name, value in said.items():
+            if name in ("language", "intent", "overrides"):
+                continue
+            if value is not None:
+                merged[name] = value
+        if new.goal is not None and new.goal != "peft" and new.peft_scheme is None:
+            merged["peft_scheme"] = None
+        merged["overrides"] = {**merged.get("overrides", {}), **new.overrides}
+        merged["language"] = new.language
+        merged["intent"] = _merged_intent(old, new)
+        self.slots = Slots(**merged)
+        return self.slots.model_copy(deep=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turns": self.turns, "slots": self.slots.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Conversation:
+        return cls(Slots(**data.get("slots", {})), int(data.get("turns", 0)))
+
+
+def _names_model(slots: Slots) -> bool:
+    return bool(slots.model_stem or slots.model_text or slots.hf_model_id)
+
+
+def _same_model(old: Slots, new: Slots) -> bool:
+    if old.model_stem and new.model_stem:
+        return old.model_stem == new.model_stem
+    if old.hf_model_id and new.hf_model_id:
+        return old.hf_model_id.lower() == new.hf_model_id.lower()
+    return (old.model_text or "").lower() == (new.model_text or "").lower()
+
+
+def _merged_intent(old: Slots, new: Slots) -> str:
+    """Follow-ups keep a benchmark thread ("Llama 3 70B", "H100"), and a first try while no model is named."""
+    if new.intent != "recommend":
+        return new.intent
+    if old.intent == "benchmark" or (old.intent == "first_try" and not _names_model(new)):
+        return old.intent
+    return new.intent
+
+
+def _bare_count(text: str) -> int | None:
+    """A turn that is only a number, maybe with a counter word: "64", "六十四", "16 个", "8张"."""
+    m = re.fullmatch(r"\s*(\d{1,5})\s*(?:个|张|块|台|卡|gpus?)?\s*[.。!！]?\s*", normalise(text[:40]))
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+# ---------------------------------------------------------------- what is still missing
+
+
+def missing(slots: Slots) -> list[str]:
+    """Slot names the intent needs and the conversation has not said, in the order to ask for them."""
+    needs: list[str] = []
+    has_model = bool(slots.model_stem or slots.hf_model_id)
+    if slots.intent == "recommend":
+        if not has_model and not slots.recipe_name:
+            needs.append("model")
+        if slots.goal is None and not slots.recipe_name:
+            needs.append("goal")
+        if slots.num_gpus is None:
+            needs.append("num_gpus")
+    elif slots.intent == "benchmark":
+        if not has_model:
+            needs.append("model")
+        if slots.gpu_type is None:
+            needs.append("gpu_type")
+        if slots.num_gpus is None:
+            needs.append("num_gpus")
+    elif slots.intent == "compare_versions" and (slots.version is None or slots.other_version is None):
+        needs.append("versions")
+    return needs
+
+
+_ASK_EN = {
+    "model": "the model (name and size, e.g. Qwen3 30B-A3B, or its Hugging Face id)",
+    "goal": "the training goal (pretrain, full SFT, or PEFT such as LoRA)",
+    "num_gpus": "how many GPUs you have (and how many nodes, if more than one)",
+    "gpu_type": "the GPU type (H100, H200, B200, GB200, ...)",
+    "versions": "the two Megatron-Bridge versions to compare (e.g. 0.5.1 and 0.6.0)",
+}
+_ASK_ZH = {
+    "model": "模型（名称和规模，例如 Qwen3 30B-A3B，或 Hugging Face 模型 ID）",
+    "goal": "训练目标（预训练、全参 SFT，或 LoRA 等 PEFT）",
+    "num_gpus": "GPU 数量（多机时请说明几台机器）",
+    "gpu_type": "GPU 型号（H100、H200、B200、GB200 等）",
+    "versions": "要对比的两个 Megatron-Bridge 版本（例如 0.5.1 和 0.6.0）",
+}
+
+
+def clarifying_question(missing_slots: list[str], language: str) -> str:
+    """One question that asks for every missing slot, in the user's language; "" when nothing is missing."""
+    if not missing_slots:
+        return ""
+    if language == "zh":
+        parts = [_ASK_ZH.get(name, name) for name in missing_slots]
+        return "为了给出合适的配方，请告诉我：" + "；".join(parts) + "。"
+    parts = [_ASK_EN.get(name, name) for name in missing_slots]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"To pick the right recipe, could you tell me {listed}?"

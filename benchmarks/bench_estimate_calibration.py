@@ -1,0 +1,140 @@
+"""Print the estimators' errors against published measurements (no assertions; numbers for the report).
+
+Throughput: mean absolute percentage error of tokens/s/GPU per GPU type and precision, on the rows the
+efficiencies were fitted on (releases <= 26.04.01) and on the held-out releases (26.06, 26.06.01, 26.08).
+A persistence baseline shows how much the same configuration's published number moved between releases.
+Memory: median absolute error of the predicted peak on A100/H100 (fitted) and GB200 (held out), worst cases.
+Usage: python benchmarks/bench_estimate_calibration.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+
+from assistant import hardware_data
+from assistant.estimate.calibrate import (
+    CONFIG_FIELDS,
+    distinct_cases,
+    error_table,
+    is_training_row,
+    predict_allocated,
+    predict_tokens,
+    release_tuple,
+    usable_rows,
+)
+from assistant.estimate.throughput import precision_key
+from assistant.settings import KNOWLEDGE_BASE
+from ingest.calibration import load_archs, memory_cases
+
+CALIBRATION = KNOWLEDGE_BASE / "calibration"
+
+
+def throughput() -> None:
+    hw = hardware_data.hardware_table()
+    cal = hardware_data.calibration()
+    archs = load_archs(CALIBRATION)
+    rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
+    usable = usable_rows(rows, archs, hw)
+    print(
+        f"perf rows: {len(rows)} published, {len(usable)} with a modelled architecture "
+        f"({len(rows) - len(usable)} left out: hybrid Mamba / unknown architectures)"
+    )
+
+    def predict(row: dict) -> float:
+        return predict_tokens(row, archs[row["model"]], hw[row["gpu"]], cal)
+
+    def key(row: dict) -> str:
+        return f"{row['gpu']}:{precision_key(row['precision'])}"
+
+    train = [r for r in usable if is_training_row(r)]
+    held = [r for r in usable if not is_training_row(r)]
+    for title, subset in (
+        ("calibration (releases <= 26.04.01)", train),
+        ("held-out (26.06, 26.06.01, 26.08)", held),
+    ):
+        print(f"\n{title}: tokens/s/GPU MAPE per GPU:precision")
+        for group, stats in error_table(subset, predict, key).items():
+            print(f"  {group:14s} {100 * stats['mape']:6.1f}%  n={stats['n']}")
+        print("  by model:")
+        for group, stats in error_table(subset, predict, lambda r: f"{r['model']}:{r['mode']}").items():
+            print(f"  {group:26s} {100 * stats['mape']:6.1f}%  n={stats['n']}")
+    noted = [r for r in held if r.get("footnotes")]
+    if noted:
+        clean = [r for r in held if not r.get("footnotes")]
+        stats = error_table(clean, predict, key)["ALL"]
+        print(
+            f"\nheld-out without the {len(noted)} rows the source table footnotes "
+            f"({', '.join(sorted({n for r in noted for n in r['footnotes']}))}): "
+            f"MAPE {100 * stats['mape']:.1f}% over {stats['n']} rows"
+        )
+    persistence(train, held)
+
+
+def persistence(train: list[dict], held: list[dict]) -> None:
+    """Error of predicting a held-out row by the newest training-release measurement of the same config."""
+    latest: dict[tuple, dict] = {}
+    for row in train:
+        k = tuple(row[f] for f in CONFIG_FIELDS)
+        if k not in latest or release_tuple(row["release"]) > release_tuple(latest[k]["release"]):
+            latest[k] = row
+    pairs = [
+        (r, latest[tuple(r[f] for f in CONFIG_FIELDS)])
+        for r in held
+        if tuple(r[f] for f in CONFIG_FIELDS) in latest
+    ]
+    if pairs:
+        errors = [
+            abs(old["tokens_per_sec_per_gpu"] / new["tokens_per_sec_per_gpu"] - 1) for new, old in pairs
+        ]
+        print(
+            f"\npersistence baseline (same configuration's newest <= 26.04.01 number as the prediction): "
+            f"MAPE {100 * statistics.fmean(errors):.1f}% over {len(pairs)} held-out rows"
+        )
+
+
+def memory() -> None:
+    hw = hardware_data.hardware_table()
+    ov = hardware_data.memory_overheads()
+    cases = memory_cases(CALIBRATION, hw)
+    print(f"\nmemory: {len(cases)} measured peaks ({ov.source})")
+    errors: list[tuple[float, str, float, float]] = []
+    by_gpu: dict[str, list[float]] = defaultdict(list)
+    for case in cases:
+        predicted = predict_allocated(case["case"], hw[case["gpu"]], ov, case["stage"])
+        error = predicted / case["measured"] - 1
+        errors.append((error, case["name"], case["measured"], predicted))
+        by_gpu[case["gpu"]].append(abs(error))
+    for gpu, values in sorted(by_gpu.items()):
+        role = "held out" if gpu == "gb200" else "fitted"
+        distinct = distinct_cases(
+            [(c["case"], hw[c["gpu"]], c["measured"], c["stage"]) for c in cases if c["gpu"] == gpu]
+        )
+        d_err = [abs(predict_allocated(c, h, ov, st) / m - 1) for c, h, m, st in distinct]
+        print(
+            f"  {gpu:6s} ({role}): median |error| {100 * statistics.median(values):5.1f}% over {len(values)} "
+            f"rows; {100 * statistics.median(d_err):5.1f}% over {len(distinct)} distinct configurations"
+        )
+    big = [e for e in errors if e[2] >= 10 * 1024**3]
+    print(
+        f"  runs above 10 GiB: median |error| {100 * statistics.median(abs(e[0]) for e in big):.1f}% "
+        f"over {len(big)} rows"
+    )
+    print("  worst cases:")
+    for error, name, measured, predicted in sorted(errors, key=lambda e: -abs(e[0]))[:8]:
+        print(
+            f"    {100 * error:+6.1f}%  {name}: measured {measured / 1024**3:.2f} GiB, "
+            f"predicted {predicted / 1024**3:.2f} GiB"
+        )
+    print("  runs above 10 GiB:")
+    for error, name, measured, predicted in sorted(big, key=lambda e: e[1]):
+        print(
+            f"    {100 * error:+6.1f}%  {name}: measured {measured / 1024**3:.2f} GiB, "
+            f"predicted {predicted / 1024**3:.2f} GiB"
+        )
+
+
+if __name__ == "__main__":
+    throughput()
+    memory()

@@ -1,0 +1,131 @@
+"""Print how often the parallelism search ranks the published layout in its top 5, and how long it takes.
+
+For every distinct configuration in Megatron-Bridge's performance tables with a modelled architecture, run
+search_layouts on the same model, GPU count, GPU type, precision, sequence length and global batch, with the
+perf recipes' bf16 gradient reduction, and check whether the published (TP, PP, CP, EP, Megatron-FSDP or not)
+is among the top 5 (and, stricter, the published VP too). Timing: the search on 1,024 GPUs for three shapes.
+Usage: python benchmarks/bench_estimate_search.py
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+
+from assistant import hardware_data
+from assistant.estimate.calibrate import latest_per_config, plan_of_row, usable_rows
+from assistant.estimate.memory import estimate_memory
+from assistant.estimate.search import recompute_options, search_layouts
+from assistant.estimate.throughput import estimate_throughput
+from assistant.records import Cluster
+from assistant.settings import KNOWLEDGE_BASE
+from ingest.calibration import load_archs
+
+CALIBRATION = KNOWLEDGE_BASE / "calibration"
+TOP_K = 5
+
+
+def hit_rate() -> None:
+    hw = hardware_data.hardware_table()
+    archs = load_archs(CALIBRATION)
+    rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
+    configs = latest_per_config(usable_rows(rows, archs, hw))
+    hits = strict = 0
+    ranks: list[int | None] = []
+    gaps: list[float] = []
+    by_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    slowest = 0.0
+    for row in configs:
+        start = time.perf_counter()
+        ranked = search_layouts(
+            archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
+            seq_length=row["seq_length"], global_batch_size=row["gbs"], mode=row["mode"],
+            precision=row["precision"], top_k=10_000, grad_reduce_in_fp32=False,
+        )  # fmt: skip
+        slowest = max(slowest, time.perf_counter() - start)
+        published = (row["tp"], row["pp"], row["cp"], row["ep"], bool(row["fsdp"]))
+        layouts = [(r.plan.tp, r.plan.pp, r.plan.cp, r.plan.ep, r.fsdp) for r in ranked]
+        rank = layouts.index(published) + 1 if published in layouts else None
+        ranks.append(rank)
+        hit = rank is not None and rank <= TOP_K
+        hits += hit
+        strict += hit and ranked[layouts.index(published)].plan.vp == row["vp"]
+        by_model[row["model"]][0] += hit
+        by_model[row["model"]][1] += 1
+        where = f"rank {rank}" if rank else "absent"
+        own = published_estimate(row, archs[row["model"]], hw[row["gpu"]])
+        if ranked and own:
+            gaps.append(1 - own / ranked[0].throughput.tokens_per_sec_per_gpu)
+        print(f"  {where:7s} {row['release']:9s} {row['model']:16s} {row['gpu']:6s} {row['precision']:8s} "
+              f"{row['num_gpus']:5d} GPUs published TP{row['tp']} PP{row['pp']} CP{row['cp']} EP{row['ep']} "
+              f"VP{row['vp']}{' FSDP' if row['fsdp'] else ''}")  # fmt: skip
+    n = len(configs)
+    print(
+        f"\npublished (TP, PP, CP, EP, FSDP) in our top {TOP_K}: {hits}/{n} = {hits / n:.0%} "
+        f"(with the same VP too: {strict}/{n} = {strict / n:.0%})"
+    )
+    top10 = sum(r is not None and r <= 10 for r in ranks)
+    found = sorted(r for r in ranks if r is not None)
+    print(
+        f"in our top 10: {top10}/{n} = {top10 / n:.0%}; median rank {found[len(found) // 2]} of "
+        f"the distinct layouts that fit; not among them at all: {ranks.count(None)}"
+    )
+    for model, (h, total) in sorted(by_model.items()):
+        print(f"  {model:16s} {h}/{total}")
+    print(f"slowest single search over these configurations: {slowest:.2f} s")
+    gaps.sort()
+    within = sum(g <= 0.05 for g in gaps)
+    print(
+        f"published layout's own estimate vs our top-1: median {100 * gaps[len(gaps) // 2]:.1f}% slower; "
+        f"within 5% of the top for {within}/{len(gaps)} rows"
+    )
+
+
+def published_estimate(row: dict, arch, hw) -> float | None:
+    """Estimated tokens/s/GPU of the published layout with the first recompute setting that fits."""
+    plan = plan_of_row(row)
+    options = {"seq_length": row["seq_length"], "mode": row["mode"], "precision": row["precision"],
+               "grad_reduce_in_fp32": False, "fsdp": bool(row["fsdp"])}  # fmt: skip
+    for recompute, modules in recompute_options(arch):
+        memory = estimate_memory(arch, plan, hw, recompute=recompute, recompute_modules=modules,
+                                 overheads=hardware_data.memory_overheads(), **options)  # fmt: skip
+        if memory.fits:
+            return estimate_throughput(
+                arch,
+                plan,
+                hw,
+                recompute=recompute,
+                recompute_modules=modules,
+                calibration=hardware_data.calibration(),
+                **options,
+            ).tokens_per_sec_per_gpu
+    return None
+
+
+def timing() -> None:
+    from assistant.models import load_model_arch
+
+    print("\nsearch time on 1,024 GPUs (best of 3):")
+    for hf_id, gpu, seq, gbs, precision in (
+        ("meta-llama/Meta-Llama-3.1-405B", "h100", 8192, 1536, "fp8_cs"),
+        ("meta-llama/Meta-Llama-3-70B", "h100", 8192, 1024, "bf16"),
+        ("deepseek-ai/DeepSeek-V3", "gb200", 4096, 8192, "mxfp8"),
+    ):
+        arch = load_model_arch(hf_id)
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            ranked = search_layouts(arch, Cluster(num_gpus=1024, gpu_type=gpu), seq_length=seq,
+                                    global_batch_size=gbs, precision=precision)  # fmt: skip
+            times.append(time.perf_counter() - start)
+        top = ranked[0].plan if ranked else None
+        print(
+            f"  {hf_id:32s} {gpu:6s} {min(times):.3f} s  top: "
+            + (f"TP{top.tp} PP{top.pp} VP{top.vp} CP{top.cp} EP{top.ep} MBS{top.mbs}" if top else "none fits")
+        )
+
+
+if __name__ == "__main__":
+    hit_rate()
+    timing()

@@ -1,0 +1,153 @@
+"""Write one evaluation run to disk: summary.json, report.md (gates, tables, every failure), accuracy.png."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evals.run import EvalRun
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; reports are meant to be read by others
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(run: EvalRun, report_dir: Path) -> None:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(report_dir / "summary.json", _json(run.summary.data))
+    _atomic_write(report_dir / "answers.json", _json(run.answers))
+    _atomic_write(report_dir / "report.md", render_markdown(run).encode("utf-8"))
+    _atomic_write(report_dir / "accuracy.png", render_chart(run.summary.data))
+
+
+def archive_summary(summary: dict[str, Any], results_dir: Path, name: str) -> Path:
+    """Keep this run's summary under evals/results/ so runs can be compared over time."""
+    path = results_dir / f"{name}.json"
+    _atomic_write(path, _json(summary))
+    return path
+
+
+def _json(data: Any) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n").encode("utf-8")
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def render_markdown(run: EvalRun) -> str:
+    d = run.summary.data
+    lines = ["# Golden Q&A evaluation", ""]
+    meta = d.get("run", {})
+    if meta:
+        lines += [f"Run {meta.get('utc')} at `{meta.get('git')}` on `{meta.get('set')}`.", ""]
+    lines += ["## Gates", "", "| gate | value | threshold | result |", "|---|---|---|---|"]
+    for g in run.summary.gates:
+        lines.append(
+            f"| {g.name} | {g.value if g.value is not None else 'not run'} | {g.threshold} | "
+            f"{'PASS' if g.ok else 'FAIL'} |"
+        )
+    ra, sa = d["recipe_accuracy"], d["slot_accuracy"]
+    lines += [
+        "",
+        f"**Overall: {'PASS' if run.summary.ok else 'FAIL'}**: "
+        f"{d['rows_passed']}/{d['rows']} rows fully correct.",
+        "",
+        "## Metrics",
+        "",
+        "| metric | value |",
+        "|---|---|",
+        f"| recipe accuracy (overall, {ra['rows']} rows) | {_pct(ra['overall'])} |",
+        *(f"| recipe accuracy [{k}] | {_pct(v)} |" for k, v in ra["by_lang"].items()),
+        *(f"| recipe accuracy [{k}] | {_pct(v)} |" for k, v in ra["by_version"].items()),
+        f"| slot accuracy (overall) | {_pct(sa['overall'])} |",
+        *(f"| slot accuracy [{k}] | {_pct(v)} |" for k, v in {**sa["by_lang"], **sa["by_version"]}.items()),
+        *(f"| slot `{k}` | {_pct(v)} |" for k, v in sa["by_slot"].items()),
+        f"| command validity ({d['command_validity']['checked']} commands) | "
+        f"{_pct(d['command_validity']['rate'])} |",
+        f"| must-include coverage ({d['must_include']['patterns']} patterns) | "
+        f"{_pct(d['must_include']['coverage'])} |",
+        f"| must-not violations | {d['must_not_violations']} |",
+        f"| invented identifiers | {d['invented_identifiers']['count']} |",
+        f"| retrieval recall@5 ({d['retrieval']['queries']} queries) | "
+        f"{_pct(d['retrieval']['recall_at_5'])} |",
+        f"| retrieval MRR | {d['retrieval']['mrr'] if d['retrieval']['mrr'] is not None else 'n/a'} |",
+        f"| citation presence | {_pct(d['citations']['presence'])} |",
+        f"| expected sources cited | {_pct(d['citations']['expected_sources_cited'])} |",
+        f"| latency p50 / p95 (ms) | {d['latency_ms']['p50']} / {d['latency_ms']['p95']} |",
+        f"| answer errors (exceptions) | {d['errors']} |",
+    ]
+    for k, v in d.get("llm_judge", {}).items():
+        lines.append(f"| LLM judge {k} (1-5) | {v} |")
+    lines += ["", "## Rows", "", "| by | counts |", "|---|---|"]
+    lines += [f"| {k} | {', '.join(f'{n}: {c}' for n, c in v.items())} |" for k, v in d["rows_by"].items()]
+    lines += ["", "## Pass rate by category and language", "", "| category | en | zh |", "|---|---|---|"]
+    for cat, by in d["pass_rate_by_category_lang"].items():
+        lines.append(f"| {cat} | {_pct(by.get('en'))} | {_pct(by.get('zh'))} |")
+    failed = [s for s in run.scores if not s.passed]
+    lines += ["", f"## Failures ({len(failed)})", ""]
+    for s in failed:
+        lines.append(f"- **{s.id}** ({s.lang}, {s.version}, {s.category}): {s.question[:140]!r}")
+        lines += [f"  - {f}" for f in s.failures()]
+    if d["retrieval"].get("not_run_because"):
+        lines += ["", f"Retrieval was not run: {d['retrieval']['not_run_because']}"]
+    if run.retrieval:
+        missed = [r for r in run.retrieval if r.rank is None or r.rank > 5]
+        lines += ["", f"## Retrieval misses ({len(missed)} of {len(run.retrieval)})", ""]
+        for r in missed:
+            lines.append(
+                f"- **{r.id}** ({r.origin}) {r.query[:100]!r}: wanted {r.expected_sources}, got {r.hits}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def render_chart(data: dict[str, Any]) -> bytes:
+    """Bar chart: pass rate per category and language (left), recipe accuracy per language and version."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    per_cat = data["pass_rate_by_category_lang"]
+    cats = list(per_cat)
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(max(10, 0.7 * len(cats) + 6), 5), gridspec_kw={"width_ratios": [max(3, len(cats)), 2]}
+    )
+    width = 0.4
+    for i, lang in enumerate(("en", "zh")):
+        xs = [c + (i - 0.5) * width for c in range(len(cats))]
+        left.bar(xs, [100 * (per_cat[c].get(lang) or 0) for c in cats], width, label=lang)
+    left.set_xticks(range(len(cats)), cats, rotation=45, ha="right")
+    left.set_ylim(0, 105)
+    left.set_ylabel("rows fully correct (%)")
+    left.set_title("Pass rate by category")
+    left.legend()
+
+    acc = data["recipe_accuracy"]
+    bars = {**acc["by_lang"], **acc["by_version"]}  # en, zh, then each version
+    labels = list(bars)
+    right.bar(range(len(labels)), [100 * (bars[k] or 0) for k in labels], 0.6, color="tab:green")
+    right.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    right.set_ylim(0, 105)
+    right.axhline(95, color="tab:red", linestyle="--", linewidth=1)
+    right.set_title("Recipe accuracy (%)")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    plt.close(fig)
+    return buffer.getvalue()

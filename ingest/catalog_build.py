@@ -1,0 +1,178 @@
+"""Regenerate the bundled recipe catalogs in knowledge_base/catalogs/ from real upstream source.
+
+Usage:
+    python -m ingest.catalog_build                      # all bundled versions
+    python -m ingest.catalog_build --versions 0.6.0 main
+    python -m ingest.catalog_build --git /path/to/Megatron-Bridge/.git \
+        --wheel megatron_bridge-0.3.1-py3-none-any.whl
+
+Sources: 0.5.1, 0.6.0 and main come from a Megatron-Bridge git repository (a bare mirror is
+fine: the text files a catalog needs are materialised into a temp dir with `git ls-tree` +
+`git cat-file --batch`, because `git archive` fails on mirrors with missing large blobs).
+0.3.1 is the PyPI wheel (downloaded with `pip download --no-deps` when --wheel is not given);
+the wheel has no scripts/, so its launcher and old benchmark configs come from git tag v0.3.1.
+Nothing fetched is kept: only the extracted JSON is written, atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant.records import CatalogSource
+from ingest.recipes.build import build_catalog, write_catalog
+from ingest.recipes.sources import SourceTree, open_source
+
+DEFAULT_GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
+CATALOG_DIR = Path(__file__).resolve().parents[1] / "knowledge_base" / "catalogs"
+WHEEL_CACHE = Path.home() / ".cache" / "autorecipe" / "wheels"
+MATERIALISED_PREFIXES = (
+    "src/megatron/bridge/recipes/",
+    "src/megatron/bridge/perf_recipes/",
+    "src/megatron/bridge/diffusion/recipes/",
+    "src/megatron/bridge/models/",
+    "src/megatron/bridge/data/builders/",
+    "src/megatron/bridge/training/config.py",
+    "src/megatron/bridge/package_info.py",
+    "scripts/training/",
+    "scripts/performance/",
+)
+
+
+@dataclass(frozen=True)
+class BundledVersion:
+    version: str
+    ref: str  # git tag or commit
+    from_wheel: bool = False
+
+
+BUNDLED = (
+    BundledVersion("0.3.1", "v0.3.1", from_wheel=True),
+    BundledVersion("0.5.1", "v0.5.1"),
+    BundledVersion("0.6.0", "v0.6.0"),
+    BundledVersion("main", "067f987df03b8355b03192d88d70f1709fedf51a"),
+)
+
+
+def _git(git_dir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(git_dir), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def materialise(git_dir: Path, ref: str, out: Path) -> str:
+    """Write the .py files a catalog needs at `ref` under `out`; returns the commit id."""
+    commit = _git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
+    listing = _git(git_dir, "ls-tree", "-r", commit)
+    wanted: list[tuple[str, str]] = []
+    for line in listing.splitlines():
+        meta, path = line.split("\t", 1)
+        _, kind, blob = meta.split()
+        if kind == "blob" and path.endswith(".py") and path.startswith(MATERIALISED_PREFIXES):
+            wanted.append((blob, path))
+    batch = subprocess.Popen(
+        ["git", "-C", str(git_dir), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert batch.stdin is not None and batch.stdout is not None
+    batch.stdin.write("".join(f"{blob}\n" for blob, _ in wanted).encode())
+    batch.stdin.close()
+    for _, path in wanted:
+        header = batch.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        data = batch.stdout.read(int(header[2]))
+        batch.stdout.read(1)
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    batch.wait()
+    return commit
+
+
+def download_wheel(version: str, cache: Path = WHEEL_CACHE) -> Path:
+    """The megatron-bridge wheel for `version`, fetched once with pip into `cache`."""
+    cache.mkdir(parents=True, exist_ok=True)
+    pattern = f"megatron_bridge-{version}-*.whl"
+    found = sorted(cache.glob(pattern))
+    if not found:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                f"megatron-bridge=={version}",
+                "-d",
+                str(cache),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        found = sorted(cache.glob(pattern))
+    if not found:
+        raise FileNotFoundError(f"pip download did not produce {pattern} in {cache}")
+    return found[0]
+
+
+def with_scripts(tree: SourceTree, scripts_from: SourceTree) -> SourceTree:
+    """`tree` plus the scripts/ files of another tree (the wheel lacks them)."""
+    merged = SourceTree(
+        label=tree.label,
+        kind=tree.kind,
+        package_prefix=tree.package_prefix,
+        entries=dict(tree.entries),
+        warnings=tree.warnings,
+    )
+    merged.entries.update({p: e for p, e in scripts_from.entries.items() if p.startswith("scripts/")})
+    return merged
+
+
+def build_version(bundled: BundledVersion, git_dir: Path, wheel: Path | None, out_dir: Path) -> Path:
+    with tempfile.TemporaryDirectory(prefix=f"autorecipe-{bundled.version}-") as temp:
+        commit = materialise(git_dir, bundled.ref, Path(temp))
+        git_tree = open_source(temp)
+        if bundled.from_wheel:
+            wheel = wheel or download_wheel(bundled.version)
+            tree = with_scripts(open_source(wheel), git_tree)
+            source = CatalogSource(
+                kind="wheel", ref=f"megatron-bridge=={bundled.version} ({wheel.name})", commit=commit
+            )
+            notes = [
+                f"recipes read from the PyPI wheel; the wheel has no scripts/, so the launcher and the "
+                f"scripts/performance benchmark configs come from git tag {bundled.ref} ({commit[:9]})"
+            ]
+            catalog = build_catalog(tree, bundled.version, source, launcher_tree=git_tree, notes=notes)
+        else:
+            source = CatalogSource(kind="git", ref=bundled.ref, commit=commit)
+            catalog = build_catalog(git_tree, bundled.version, source)
+        return write_catalog(catalog, out_dir / f"{bundled.version}.json")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--git", type=Path, default=DEFAULT_GIT, help="Megatron-Bridge git dir (bare is fine)"
+    )
+    parser.add_argument(
+        "--wheel", type=Path, default=None, help="megatron_bridge-0.3.1 wheel (else pip download)"
+    )
+    parser.add_argument("--versions", nargs="*", default=[b.version for b in BUNDLED])
+    parser.add_argument("--out", type=Path, default=CATALOG_DIR)
+    args = parser.parse_args(argv)
+    known = {b.version: b for b in BUNDLED}
+    for version in args.versions:
+        if version not in known:
+            parser.error(f"unknown version {version}; bundled: {', '.join(known)}")
+        path = build_version(known[version], args.git, args.wheel, args.out)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,528 @@
+"""Turn a Megatron-Bridge source tree into recipe records, one per exported name.
+
+Library recipes: every name reachable as `megatron.bridge.recipes.<name>` (the star-import
+closure, honouring `__all__`), plus names listed in some `recipes/**/__init__.py` `__all__` that
+the top level does not reach (recorded with reachable=False, survey H7).
+Benchmark recipes: v0.6.0+ the names exported by `megatron.bridge.perf_recipes.<family>`;
+up to v0.5.1 the `WorkloadBaseConfig` constants exported by
+`scripts/performance/configs/<family>` (record name = the constant name lower-cased, e.g.
+`llama3_70b_pretrain_config_gb300_bf16_v1`; aliases `X = Y` share the object and name the
+constant that created it as canonical).
+
+Record conventions: `fields` maps every statically known write to its final value by dotted path
+("model.use_te_rng_tracker": true); an object built by a constructor also gets "<path>._target_"
+(its class or preset name, e.g. "peft._target_": "LoRA", "mixed_precision._target_":
+"bf16_with_mxfp8_mixed"); imported constants are recorded by dotted name ("torch.bfloat16").
+`unknown` maps a path (or a record key such as "parallelism.tp") to the reason it is not known;
+"*" means the recipe could not be evaluated at all (e.g. it raises); "env:NAME" notes a value an
+environment variable can override. Old benchmark records (WorkloadBaseConfig constants) hold that
+dataclass's own field names ("num_gpus", "tensor_model_parallel_size", ...), not ConfigContainer paths.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.records import CudaGraph, Parallelism, RecipeRecord, SourceRef
+from ingest.recipes.interpreter import BudgetExceeded, Interpreter, RaiseSignal, paused_gc
+from ingest.recipes.names import MIXED_PRECISION_TO_TOKEN, OLD_PERF_NAME, decode_name, mode_of
+from ingest.recipes.sources import SourceTree
+from ingest.recipes.values import Builtin, ClassRef, Ext, Func, Module, Obj, Partial, Unknown
+
+RECIPES = "megatron.bridge.recipes"
+PERF_RECIPES = "megatron.bridge.perf_recipes"
+PERF_SCRIPTS_ROOT = "scripts/performance/"
+MAX_FLATTEN_DEPTH = 6
+RECURSION_LIMIT = 6000
+
+
+@dataclass
+class Export:
+    """One exported name and the value it is bound to."""
+
+    name: str
+    value: Any
+    kind: str
+    family: str
+    reachable: bool
+
+
+@dataclass
+class Extraction:
+    records: list[RecipeRecord]
+    warnings: list[str] = field(default_factory=list)
+
+
+def is_recipe_name(name: str) -> bool:
+    return "config" in name and name == name.lower() and not name.startswith(("_", "set_", "apply_"))
+
+
+def _family_of(module_name: str) -> str:
+    parts = module_name.split(".")
+    if "recipes" in parts:
+        rest = parts[parts.index("recipes") + 1 :]
+    elif "perf_recipes" in parts:
+        rest = parts[parts.index("perf_recipes") + 1 :]
+    elif "configs" in parts:
+        rest = parts[parts.index("configs") + 1 :]
+    else:
+        rest = []
+    return rest[0] if rest else module_name.rsplit(".", 1)[-1]
+
+
+def _package_modules(tree: SourceTree, interp: Interpreter, package: str) -> list[Module]:
+    """Every package (dir with __init__.py) under `package`, loaded."""
+    base = tree.package_prefix + package.replace(".", "/") + "/"
+    modules = []
+    for path in tree.paths_under(base):
+        if path.endswith("/__init__.py"):
+            name = path[len(tree.package_prefix) : -len("/__init__.py")].replace("/", ".")
+            module = interp.load_module(name)
+            if module is not None:
+                modules.append(module)
+    return modules
+
+
+def library_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
+    exports: dict[str, Export] = {}
+    top = interp.load_module(RECIPES)
+    if top is not None:
+        for name, value in list(top.namespace.items()):
+            value = interp.resolve(value)
+            if is_recipe_name(name) and isinstance(value, Func | Partial):
+                exports[name] = Export(name, value, "library", _family_of(_func_module(value)), True)
+    for module in _package_modules(tree, interp, RECIPES):
+        for name in module.all_names or []:
+            if name in exports or not is_recipe_name(name):
+                continue
+            value = interp.resolve(module.namespace.get(name))
+            if isinstance(value, Func | Partial):
+                exports[name] = Export(name, value, "library", _family_of(module.name), False)
+    return list(exports.values())
+
+
+def _func_module(value: Any) -> str:
+    while isinstance(value, Partial):
+        value = value.func
+    return value.module.name if isinstance(value, Func) else ""
+
+
+def perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
+    exports: dict[str, Export] = {}
+    for module in _package_modules(tree, interp, PERF_RECIPES):
+        if module.name == PERF_RECIPES:
+            continue
+        for name in interp.star_names(module):
+            value = interp.resolve(module.namespace.get(name))
+            if is_recipe_name(name) and isinstance(value, Func | Partial) and name not in exports:
+                exports[name] = Export(name, value, "benchmark", _family_of(module.name), True)
+    return list(exports.values())
+
+
+def old_perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
+    """WorkloadBaseConfig constants exported by scripts/performance/configs/<family> (<= v0.5.1)."""
+    exports: dict[str, Export] = {}
+    paths = tree.paths_under(PERF_SCRIPTS_ROOT + "configs/")
+    # Exported by the family package (what the launcher's getattr lookup can reach) first, then
+    # constants only defined in a *_workload_base_configs.py module (reachable=False).
+    for wanted, reachable in (("__init__.py", True), ("workload_base_configs.py", False)):
+        for path in paths:
+            parts = path[len(PERF_SCRIPTS_ROOT) :].split("/")
+            if len(parts) != 3 or not parts[2].endswith(wanted):
+                continue
+            module = interp.load_module(
+                path[len(PERF_SCRIPTS_ROOT) : -3].replace("/", ".").removesuffix(".__init__")
+            )
+            for name, value in list(module.namespace.items()) if module is not None else []:
+                value = interp.resolve(value)
+                public = not name.startswith("_")
+                if (
+                    public
+                    and OLD_PERF_NAME.match(name)
+                    and isinstance(value, Obj)
+                    and value.cls == "WorkloadBaseConfig"
+                ):
+                    exports.setdefault(
+                        name.lower(), Export(name.lower(), value, "benchmark", parts[1], reachable)
+                    )
+    return list(exports.values())
+
+
+# ---------------------------------------------------------------------------- flattening
+
+
+def to_json(value: Any, depth: int = 0) -> Any:
+    """JSON form of an interpreter value; raises ValueError(reason) for unknown parts."""
+    if isinstance(value, Unknown):
+        raise ValueError(value.reason)
+    if depth > MAX_FLATTEN_DEPTH:
+        raise ValueError("nested too deeply to record")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [to_json(v, depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [to_json(v, depth + 1) for v in value]
+        return sorted(items, key=repr)
+    if isinstance(value, dict):
+        return {str(k): to_json(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, Ext):
+        return value.dotted
+    if isinstance(value, Func):
+        return f"{value.module.name}.{value.name}"
+    if isinstance(value, ClassRef):
+        return f"{value.module.name}.{value.name}"
+    if isinstance(value, Module):
+        return value.name
+    if isinstance(value, Builtin):
+        return value.name
+    if isinstance(value, Partial):
+        return {"_target_": "functools.partial", "func": to_json(value.func, depth + 1)}
+    if isinstance(value, Obj):
+        if value.kind == "vivified":
+            raise ValueError("read before being set; value comes from upstream defaults")
+        body = {"_target_": value.cls}
+        body.update({k: to_json(v, depth + 1) for k, v in value.attrs.items() if not k.startswith("_")})
+        return body
+    raise ValueError(f"value of type {type(value).__name__} cannot be recorded")
+
+
+def flatten(value: Any, prefix: str, fields: dict[str, Any], unknown: dict[str, str], seen: set[int]) -> None:
+    """Dotted path -> JSON value for every statically known write below `value`."""
+    if isinstance(value, Obj):
+        if id(value) in seen or prefix.count(".") >= MAX_FLATTEN_DEPTH:
+            return
+        seen.add(id(value))
+        if value.kind != "vivified" and prefix:
+            fields[f"{prefix}._target_"] = value.cls
+        for key, item in value.attrs.items():
+            if key.startswith("_"):
+                continue
+            flatten(item, f"{prefix}.{key}" if prefix else key, fields, unknown, seen)
+        seen.discard(id(value))
+        return
+    try:
+        fields[prefix] = to_json(value)
+    except ValueError as reason:
+        unknown[prefix] = str(reason)
+
+
+# ---------------------------------------------------------------------------- record building
+
+
+@dataclass
+class Evaluated:
+    """What one call of a recipe function produced."""
+
+    result: Any
+    fields: dict[str, Any]
+    unknown: dict[str, str]
+    failure: str | None = None
+
+
+def evaluate(interp: Interpreter, value: Any) -> Evaluated:
+    interp.notes = {}
+    failure = None
+    result: Any = None
+    if isinstance(value, Obj):
+        result = value
+    else:
+        try:
+            result = interp.run_task(interp.limits.call_steps, lambda: interp.call(value, [], {}))
+        except BudgetExceeded as error:
+            failure = f"not evaluated: {error}"
+        except RaiseSignal as error:
+            failure = f"the recipe raises {error}"
+        except RecursionError:
+            failure = "not evaluated: recursion too deep"
+    fields: dict[str, Any] = {}
+    unknown: dict[str, str] = dict(interp.notes)
+    if failure is None:
+        if isinstance(result, Obj):
+            flatten(result, "", fields, unknown, set())
+        elif isinstance(result, Unknown):
+            failure = f"result not known statically: {result.reason}"
+        else:
+            failure = "the recipe does not return a config object"
+    if failure is not None:
+        unknown["*"] = failure
+    return Evaluated(result, fields, unknown, failure)
+
+
+def _get(ev: Evaluated, *paths: str) -> tuple[Any, str | None]:
+    """First path that is known; (None, reason) when the first set path is unknown."""
+    for path in paths:
+        if path in ev.fields:
+            return ev.fields[path], None
+        if path in ev.unknown:
+            return None, ev.unknown[path]
+    return None, None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class VersionSemantics:
+    """ETP=None means ETP=1 when EP>1 since v0.6.0 (#4579), ETP=TP before (survey H12)."""
+
+    etp_one_with_ep: bool
+
+
+def min_gpus(par: Parallelism, semantics: VersionSemantics) -> int:
+    tp, pp, cp, ep = (v or 1 for v in (par.tp, par.pp, par.cp, par.ep))
+    etp = par.etp
+    if etp is None:
+        etp = 1 if (semantics.etp_one_with_ep and ep > 1) else tp
+    return pp * max(tp * cp, ep * etp)
+
+
+def build_record(
+    export: Export, canonical: str, ev: Evaluated, version: str, semantics: VersionSemantics, prefix: str
+) -> RecipeRecord:
+    old_perf = isinstance(export.value, Obj)
+    model = "" if old_perf else "model."
+    unknown = dict(ev.unknown)
+
+    def pick(record_key: str, *paths: str) -> Any:
+        value, reason = _get(ev, *paths)
+        if reason is not None:
+            unknown[record_key] = reason
+        return value
+
+    par = Parallelism(
+        tp=_int(pick("parallelism.tp", f"{model}tensor_model_parallel_size")),
+        pp=_int(pick("parallelism.pp", f"{model}pipeline_model_parallel_size")),
+        vp=_int(pick("parallelism.vp", f"{model}virtual_pipeline_model_parallel_size")),
+        cp=_int(pick("parallelism.cp", f"{model}context_parallel_size")),
+        ep=_int(pick("parallelism.ep", f"{model}expert_model_parallel_size")),
+        etp=_int(pick("parallelism.etp", f"{model}expert_tensor_parallel_size")),
+    )
+    sp = pick("parallelism.sp", f"{model}sequence_parallel")
+    if old_perf and isinstance(export.value, Obj) and par.tp is not None:
+        sp = par.tp > 1  # WorkloadBaseConfig.sequence_parallel is the property TP > 1
+    par.sp = sp if isinstance(sp, bool) else None
+
+    # A name's own hardware encoding wins (a b200 name may be bound to the gb200 function, survey H6);
+    # legacy names encode nothing, so they take their canonical function's encoding.
+    decoded = decode_name(export.name)
+    if decoded.gpu_type is None and decode_name(canonical).gpu_type is not None:
+        decoded = decode_name(canonical)
+    encoded_gpus = decoded.gpus
+    if old_perf:
+        encoded_gpus = _int(ev.fields.get("num_gpus"))
+    precision = decoded.precision
+    if precision is None and not old_perf:
+        precision = _precision(ev, unknown)
+
+    peft = _peft_scheme(ev, old_perf, unknown)
+    mode = mode_of(decoded.task)
+    if decoded.task == "finetune":
+        mode = "peft" if peft else ("sft" if "peft" not in unknown else None)
+    if mode is None and peft:
+        mode = "peft"
+
+    seq = _int(pick("seq_length", "dataset.seq_length", "dataset.sequence_length"))
+    model_seq = None if old_perf else _int(pick("model_seq_length", "model.seq_length"))
+    recompute = pick("recompute", f"{model}recompute_granularity")
+    modules = pick("recompute_modules", f"{model}recompute_modules")
+
+    impl = pick("cuda_graph", f"{model}cuda_graph_impl")
+    scope = pick("cuda_graph", f"{model}cuda_graph_scope")
+    cuda_graph = None
+    if impl is not None or scope is not None:
+        scope_list = [scope] if isinstance(scope, str) else scope if isinstance(scope, list) else None
+        cuda_graph = CudaGraph(
+            impl=impl if isinstance(impl, str) else None,
+            scope=[str(s) for s in scope_list] if scope_list is not None else None,
+        )
+
+    fsdp = pick("fsdp", "use_megatron_fsdp" if old_perf else "ddp.use_megatron_fsdp")
+    if not old_perf and fsdp is not True and ev.fields.get("dist.use_torch_fsdp2") is True:
+        fsdp = True
+    packed = None if old_perf else _packed(ev, unknown)
+    hf_id = _hf_model_id(ev)
+
+    record_min = None
+    if not ev.failure and not any(k.startswith("parallelism.") and k != "parallelism.sp" for k in unknown):
+        record_min = min_gpus(par, semantics)
+    elif not ev.failure:
+        unknown["min_gpus"] = "a parallel size is not known statically"
+
+    func = export.value
+    while isinstance(func, Partial):
+        func = func.func
+    if isinstance(func, Func):
+        source = SourceRef(path=func.module.relpath, line=getattr(func.node, "lineno", 0))
+        module_name = func.module.name
+    else:
+        origin = export.value.origin if isinstance(export.value, Obj) else None
+        source = SourceRef(path=origin[1], line=origin[2]) if origin else SourceRef(path="", line=0)
+        module_name = origin[1][len(PERF_SCRIPTS_ROOT) : -3].replace("/", ".") if origin else ""
+
+    return RecipeRecord(
+        name=export.name,
+        canonical=canonical,
+        version=version,
+        kind=export.kind,  # type: ignore[arg-type]
+        family=export.family,
+        mode=mode,  # type: ignore[arg-type]
+        hf_model_id=hf_id,
+        parallelism=par,
+        seq_length=seq,
+        model_seq_length=model_seq,
+        global_batch_size=_int(
+            pick("global_batch_size", "train.global_batch_size" if not old_perf else "global_batch_size")
+        ),
+        micro_batch_size=_int(
+            pick("micro_batch_size", "train.micro_batch_size" if not old_perf else "micro_batch_size")
+        ),
+        min_gpus=record_min,
+        encoded_gpus=encoded_gpus,
+        gpu_type=decoded.gpu_type,
+        gpu_variant=decoded.variant,
+        precision=precision,
+        peft=peft,
+        recompute=recompute if isinstance(recompute, str) else None,
+        recompute_modules=[str(m) for m in modules] if isinstance(modules, list) else None,
+        cuda_graph=cuda_graph,
+        fsdp=fsdp if isinstance(fsdp, bool) else None,
+        packed_sequence=packed,
+        module=module_name,
+        reachable=export.reachable,
+        source=SourceRef(path=prefix + source.path if source.path else "", line=source.line),
+        fields=ev.fields,
+        unknown=unknown,
+    )
+
+
+FP8_RECIPE_TO_TOKEN = {"tensorwise": "fp8cs", "delayed": "fp8ds", "mxfp8": "fp8mx", "blockwise": "fp8sc"}
+
+
+def _precision(ev: Evaluated, unknown: dict[str, str]) -> str | None:
+    """Precision token (bf16, fp8cs, ...) from a preset name or an explicit MixedPrecisionConfig."""
+    mixed, reason = _get(ev, "mixed_precision._target_", "mixed_precision")
+    if reason is not None:
+        unknown["precision"] = reason
+        return None
+    if not isinstance(mixed, str):
+        return None
+    for preset, token in MIXED_PRECISION_TO_TOKEN.items():
+        if mixed == preset or mixed.endswith("_" + preset):  # model-specific presets: nanov2_bf16_..._mixed
+            return token
+    if mixed != "MixedPrecisionConfig":
+        return mixed
+    if ev.fields.get("mixed_precision.fp4"):
+        return "nvfp4"
+    if ev.fields.get("mixed_precision.fp8"):
+        recipe = ev.fields.get("mixed_precision.fp8_recipe")
+        return FP8_RECIPE_TO_TOKEN.get(recipe, "fp8") if isinstance(recipe, str) else "fp8"
+    if ev.fields.get("mixed_precision.bf16"):
+        return "bf16"
+    if ev.fields.get("mixed_precision.fp16"):
+        return "fp16"
+    return None
+
+
+def _peft_scheme(ev: Evaluated, old_perf: bool, unknown: dict[str, str]) -> str | None:
+    target, _ = _get(ev, "peft._target_")
+    if isinstance(target, str):
+        return target.lower().removeprefix("vlm").removeprefix("canonical")
+    value, reason = _get(ev, "peft")
+    if reason is not None:
+        unknown["peft"] = reason
+        return None
+    if isinstance(value, str) and value.lower() != "none":
+        return value.lower()
+    return None
+
+
+def _packed(ev: Evaluated, unknown: dict[str, str]) -> bool | None:
+    size, reason = _get(ev, "dataset.packed_sequence_specs.packed_sequence_size")
+    if isinstance(size, int) and not isinstance(size, bool):
+        return size > 0
+    if reason is not None:
+        unknown["packed_sequence"] = reason
+        return None
+    flag, reason = _get(ev, "dataset.packed_sequence")
+    if isinstance(flag, bool):
+        return flag
+    if "dataset.packed_sequence_specs._target_" in ev.fields:
+        return False
+    return None
+
+
+def _hf_model_id(ev: Evaluated) -> str | None:
+    result = ev.result
+    if isinstance(result, Obj):
+        model = result.attrs.get("model")
+        if isinstance(model, Obj) and model.hf_model_id:
+            return model.hf_model_id
+    value = ev.fields.get("model.hf_model_id")
+    return value if isinstance(value, str) else None
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+def _canonical_name(export: Export) -> str:
+    value = export.value
+    while isinstance(value, Partial):
+        value = value.func
+    if isinstance(value, Func):
+        return value.name
+    if isinstance(value, Obj) and value.origin is not None:
+        return value.origin[0].lower()
+    return export.name
+
+
+def extract(
+    tree: SourceTree, version: str, semantics: VersionSemantics | None = None, path_prefix: str = ""
+) -> Extraction:
+    """Records for every exported library and benchmark recipe of `tree`."""
+    semantics = semantics or VersionSemantics(etp_one_with_ep=version_at_least(version, (0, 6, 0)))
+    interp = Interpreter(tree, extra_roots=(PERF_SCRIPTS_ROOT,))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    try:
+        with paused_gc():
+            exports = (
+                library_exports(tree, interp) + perf_exports(tree, interp) + old_perf_exports(tree, interp)
+            )
+            cache: dict[int, Evaluated] = {}
+            records = []
+            for export in exports:
+                key = id(export.value)
+                if key not in cache:
+                    cache[key] = evaluate(interp, export.value)
+                canonical = _canonical_name(export)
+                records.append(build_record(export, canonical, cache[key], version, semantics, path_prefix))
+    finally:
+        sys.setrecursionlimit(limit)
+    _link_aliases(records)
+    records.sort(key=lambda r: (r.kind, r.name))
+    return Extraction(records=records, warnings=list(dict.fromkeys(interp.warnings)))
+
+
+def _link_aliases(records: list[RecipeRecord]) -> None:
+    by_canonical: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        if record.name != record.canonical:
+            by_canonical.setdefault((record.kind, record.canonical), []).append(record.name)
+    for record in records:
+        if record.name == record.canonical:
+            record.aliases = sorted(by_canonical.get((record.kind, record.name), []))
+
+
+def version_at_least(version: str, floor: tuple[int, int, int]) -> bool:
+    if version == "main":
+        return True
+    numbers = [int(n) for n in re.findall(r"\d+", version)[:3]]
+    return tuple(numbers + [0] * (3 - len(numbers))) >= floor

@@ -1,0 +1,133 @@
+"""`autorecipe estimate`: JSON shape for --recipe, --spec and --batch, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from assistant.errors import UserError
+from ui.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+SPEC = {
+    # Qwen/Qwen3-30B-A3B public config.json in Megatron TransformerConfig names.
+    "model": {
+        "num_layers": 48, "hidden_size": 2048, "ffn_hidden_size": 6144, "num_attention_heads": 32,
+        "num_query_groups": 4, "kv_channels": 128, "vocab_size": 151936, "num_moe_experts": 128,
+        "moe_router_topk": 8, "moe_ffn_hidden_size": 768, "gated_linear_unit": True,
+        "untie_embeddings_and_output_weights": True, "seq_length": 4096, "tensor_model_parallel_size": 1,
+        "pipeline_model_parallel_size": 1, "expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1,
+        "sequence_parallel": False, "recompute_granularity": None,
+    },
+    "train": {"micro_batch_size": 2, "global_batch_size": 512},
+    "ddp": {"use_distributed_optimizer": True},
+    "mixed_precision": "bf16",
+    "cluster": {"gpus": 8, "gpu_type": "h100", "gpus_per_node": 8},
+}  # fmt: skip
+
+
+def invoke(*args: str) -> dict:
+    result = runner.invoke(app, ["estimate", *args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return json.loads(result.output)
+
+
+def check_shape(out: dict) -> None:
+    assert {"peak_bytes", "usable_bytes", "fits", "breakdown"} <= set(out["memory"])
+    assert set(out["memory"]["breakdown"]) == {
+        "params",
+        "grads",
+        "optimizer",
+        "activations",
+        "logits",
+        "overheads",
+    }
+    assert {"tokens_per_sec_per_gpu", "model_tflops_per_gpu", "mfu", "step_time_s"} <= set(out["throughput"])
+    assert isinstance(out["assumptions"], list) and out["assumptions"]
+
+
+def test_recipe_json() -> None:
+    out = invoke("--recipe", "llama3_8b_peft_config", "--gpus", "1", "--json")
+    check_shape(out)
+    assert out["mode"] == "peft" and out["memory"]["fits"] is True
+    assert out["plan"]["num_gpus"] == 1
+
+
+def test_recipe_with_overrides_and_search() -> None:
+    out = invoke(
+        "--recipe", "llama3_70b_pretrain_config", "--gpus", "8", "tp=8", "pp=1", "cp=1", "vp=null", "gbs=128",
+        "--search", "--json",
+    )  # fmt: skip
+    check_shape(out)
+    assert out["plan"]["tp"] == 8 and out["memory"]["fits"] is False
+    assert out["search"] == []
+    assert out["nearest_fit"]["min_gpus"] >= 16
+
+
+def test_spec_json(tmp_path: Path) -> None:
+    spec = tmp_path / "qwen.json"
+    spec.write_text(json.dumps(SPEC))
+    out = invoke("--spec", str(spec), "--json", "--tokens", "1e12")
+    check_shape(out)
+    assert out["plan"]["ep"] == 8 and out["plan"]["dp"] == 8
+    assert out["time_to_train_s"] > 0
+
+
+def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
+    spec = tmp_path / "qwen.json"
+    spec.write_text(json.dumps(SPEC))
+    batch = tmp_path / "calls.jsonl"
+    lines = [
+        {"id": "a", "args": ["--spec", str(spec), "--json"]},
+        {"id": "b", "args": ["--recipe", "llama3_8b_peft_config", "--gpus", "1", "--json"]},
+        {"id": "c", "args": ["--recipe", "no_such_recipe", "--gpus", "1"]},
+    ]
+    batch.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    result = runner.invoke(app, ["estimate", "--batch", str(batch), "--json"])
+    assert result.exit_code == 0, result.output
+    out = [json.loads(x) for x in result.output.splitlines()]
+    assert [o["id"] for o in out] == ["a", "b", "c"]
+    check_shape(out[0])
+    check_shape(out[1])
+    assert "no_such_recipe" in out[2]["error"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--recipe", "no_such_recipe", "--gpus", "8"], "no recipe named"),
+        (["--recipe", "llama3_8b_peft_config"], "--gpus"),
+        (["--recipe", "llama3_70b_pretrain_config", "--gpus", "8"], "not divisible"),
+        (["--recipe", "llama3_8b_peft_config", "--gpus", "1", "--gpu-type", "tpu"], "unknown GPU type"),
+        (["--gpus", "8"], "--recipe"),
+        (["--recipe", "x", "--spec", "y.json"], "not allowed with"),
+    ],
+)
+def test_bad_input_is_a_user_error(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["estimate", *args])
+    assert isinstance(result.exception, UserError)
+    assert message in str(result.exception)
+
+
+def test_bad_spec_is_a_user_error(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.json"
+    spec.write_text('{"model": {"num_layers": 2}}')
+    result = runner.invoke(app, ["estimate", "--spec", str(spec)])
+    assert isinstance(result.exception, UserError)
+    assert "missing" in str(result.exception)
+
+
+def test_console_script_prints_no_traceback() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ui.cli", "estimate", "--recipe", "no_such_recipe", "--gpus", "8"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "no recipe named" in proc.stderr and "Traceback" not in proc.stderr

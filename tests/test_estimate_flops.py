@@ -1,0 +1,100 @@
+"""Model FLOPs per token reproduce Megatron-Bridge's formula and its published TFLOP/s-to-tokens/s ratios."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from assistant.estimate.shapes import dims_of, flops_per_token, padded_vocab, total_params
+from assistant.records import ModelArch
+from assistant.settings import KNOWLEDGE_BASE
+
+# Public Hugging Face config.json values (meta-llama/Meta-Llama-3-8B, -70B, Meta-Llama-3.1-405B).
+LLAMA3_8B = ModelArch(
+    hf_model_id="meta-llama/Meta-Llama-3-8B", family="llama", num_layers=32, hidden_size=4096,
+    ffn_hidden_size=14336, num_attention_heads=32, num_query_groups=8, kv_channels=128, vocab_size=128256,
+    source="huggingface.co/meta-llama/Meta-Llama-3-8B config.json",
+)  # fmt: skip
+LLAMA3_70B = LLAMA3_8B.model_copy(
+    update={"hf_model_id": "meta-llama/Meta-Llama-3-70B", "num_layers": 80, "hidden_size": 8192,
+            "ffn_hidden_size": 28672, "num_attention_heads": 64}
+)  # fmt: skip
+LLAMA31_405B = LLAMA3_8B.model_copy(
+    update={"hf_model_id": "meta-llama/Meta-Llama-3.1-405B", "num_layers": 126, "hidden_size": 16384,
+            "ffn_hidden_size": 53248, "num_attention_heads": 128}
+)  # fmt: skip
+# deepseek-ai/DeepSeek-V3 config.json (MLA, 256 routed experts top-8, one shared expert, 3 dense layers).
+DEEPSEEK_V3 = ModelArch(
+    hf_model_id="deepseek-ai/DeepSeek-V3", family="deepseek", num_layers=61, hidden_size=7168,
+    ffn_hidden_size=18432, num_attention_heads=128, vocab_size=129280, num_moe_experts=256, moe_router_topk=8,
+    moe_ffn_hidden_size=2048, moe_shared_expert_intermediate_size=2048, moe_first_k_dense=3, moe_layer_freq=1,
+    multi_latent_attention=True, q_lora_rank=1536, kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64,
+    v_head_dim=128, source="huggingface.co/deepseek-ai/DeepSeek-V3 config.json",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("arch", "gflops"),
+    [(LLAMA3_8B, 51.47), (LLAMA3_70B, 449.2), (LLAMA31_405B, 2524.0)],
+)
+def test_flops_per_token_matches_research_figures(arch: ModelArch, gflops: float) -> None:
+    """estimators.md section 4: 51.47 / 449.2 / 2524.1 GFLOP per token at s=8192."""
+    value = flops_per_token(dims_of(arch), 8192).total / 1e9
+    assert value == pytest.approx(gflops, rel=2e-4)
+
+
+def test_llama3_8b_components() -> None:
+    """MLP 33.82 + projections 8.05 + logits 3.15 GFLOP are GEMMs; the causal core is 6.44 GFLOP."""
+    f = flops_per_token(dims_of(LLAMA3_8B), 8192)
+    assert f.dense_gemm / 1e9 == pytest.approx(33.82 + 8.05 + 3.15, abs=0.02)
+    assert f.attention_core / 1e9 == pytest.approx(6.44, abs=0.01)
+    assert f.expert_gemm == 0
+
+
+def test_attention_core_grows_linearly_with_sequence() -> None:
+    short = flops_per_token(dims_of(LLAMA3_8B), 4096)
+    long = flops_per_token(dims_of(LLAMA3_8B), 8192)
+    assert long.attention_core == pytest.approx(2 * short.attention_core)
+    assert long.dense_gemm == short.dense_gemm
+
+
+def test_vocab_is_padded_to_128_times_tp() -> None:
+    assert padded_vocab(128256, 1) == 128256
+    assert padded_vocab(128256, 8) == 129024
+    assert padded_vocab(50257, 1) == 50304
+
+
+def test_parameter_counts() -> None:
+    assert total_params(dims_of(LLAMA3_70B)) / 1e9 == pytest.approx(70.55, abs=0.01)
+    assert total_params(dims_of(DEEPSEEK_V3)) / 1e9 == pytest.approx(671.0, rel=0.01)
+
+
+def test_moe_counts_only_routed_topk_experts() -> None:
+    d = dims_of(DEEPSEEK_V3)
+    assert (d.dense_layers, d.moe_layers) == (3, 58)
+    f = flops_per_token(d, 4096)
+    assert f.expert_gemm == pytest.approx(6 * 7168 * 3 * 2048 * 8 * 58)
+
+
+def test_published_ratios_agree() -> None:
+    """Model TFLOP/s ÷ tokens/s in the published tables is the formula's FLOPs per token (no MTP rows)."""
+    rows = json.loads((KNOWLEDGE_BASE / "calibration" / "perf_rows.json").read_text())["rows"]
+
+    def ratio(model: str, note: str | None = None, release: str | None = None) -> float:
+        picked = [
+            r["model_tflops_per_gpu"] * 1e3 / r["tokens_per_sec_per_gpu"]
+            for r in rows
+            if r["model"] == model and (note is None or r["model_note"] == note)
+            and (release is None or r["release"] == release)
+        ]  # fmt: skip
+        assert picked, model
+        return statistics.median(picked)
+
+    assert ratio("llama3_70b", release="26.04.01") == pytest.approx(
+        flops_per_token(dims_of(LLAMA3_70B), 8192).total / 1e9, rel=0.005
+    )
+    assert ratio("deepseek_v3", note="w/o MTP") == pytest.approx(
+        flops_per_token(dims_of(DEEPSEEK_V3), 4096).total / 1e9, rel=0.005
+    )

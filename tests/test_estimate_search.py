@@ -1,0 +1,112 @@
+"""Parallelism search: only valid layouts, batch arithmetic holds, ranked by speed, quantified misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.estimate.search import is_valid_layout, nearest_fit, search_layouts
+from assistant.records import Cluster, ModelArch
+from assistant.rules.config import EffectiveConfig
+from assistant.rules.validate import validate
+
+# Public Hugging Face config.json values.
+LLAMA3_8B = ModelArch(
+    hf_model_id="meta-llama/Meta-Llama-3-8B", family="llama", num_layers=32, hidden_size=4096,
+    ffn_hidden_size=14336, num_attention_heads=32, num_query_groups=8, kv_channels=128, vocab_size=128256,
+    source="huggingface.co/meta-llama/Meta-Llama-3-8B config.json",
+)  # fmt: skip
+LLAMA3_70B = LLAMA3_8B.model_copy(
+    update={"hf_model_id": "meta-llama/Meta-Llama-3-70B", "num_layers": 80, "hidden_size": 8192,
+            "ffn_hidden_size": 28672, "num_attention_heads": 64}
+)  # fmt: skip
+QWEN3_30B = ModelArch(
+    hf_model_id="Qwen/Qwen3-30B-A3B", family="qwen3", num_layers=48, hidden_size=2048, ffn_hidden_size=6144,
+    num_attention_heads=32, num_query_groups=4, kv_channels=128, vocab_size=151936, num_moe_experts=128,
+    moe_router_topk=8, moe_ffn_hidden_size=768, source="huggingface.co/Qwen/Qwen3-30B-A3B config.json",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("arch", "gpus", "gbs", "seq"),
+    [(LLAMA3_70B, 64, 256, 8192), (QWEN3_30B, 16, 512, 4096)],
+)
+def test_search_returns_valid_fitting_layouts_in_order(
+    arch: ModelArch, gpus: int, gbs: int, seq: int
+) -> None:
+    cluster = Cluster(num_gpus=gpus, gpu_type="h100")
+    ranked = search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs, precision="fp8_cs")
+    assert 1 <= len(ranked) <= 5
+    speeds = [r.throughput.tokens_per_sec_per_gpu for r in ranked]
+    assert speeds == sorted(speeds, reverse=True)
+    assert len({(r.plan.tp, r.plan.pp, r.plan.cp, r.plan.ep) for r in ranked}) == len(ranked)
+    for r in ranked:
+        p = r.plan
+        assert p.gbs == gbs == p.mbs * p.dp * p.ga
+        assert p.tp * p.pp * p.cp * p.dp == gpus
+        assert r.memory.fits
+        assert is_valid_layout(p, arch, cluster, seq, precision="fp8_cs")
+        config = EffectiveConfig(
+            recipe="x", version="0.6.0", mode="pretrain", tp=p.tp, pp=p.pp, vp=p.vp, cp=p.cp, ep=p.ep,
+            etp=p.etp, sp=p.sp, seq_length=seq, global_batch_size=gbs, micro_batch_size=p.mbs,
+            values={k: v for k, v in r.overrides.items() if "account_for" in k},
+        )  # fmt: skip
+        assert not [f for f in validate(config, arch, cluster) if f.severity == "error"]
+        assert any("bubble" in reason for reason in r.reasons)
+        assert any("exposed communication" in reason for reason in r.reasons)
+        assert any("recompute" in reason for reason in r.reasons)
+    assert [r.rank for r in ranked] == list(range(1, len(ranked) + 1))
+
+
+def test_invalid_layouts_are_rejected() -> None:
+    cluster = Cluster(num_gpus=8, gpu_type="h100")
+    base = search_layouts(LLAMA3_8B, cluster, seq_length=4096, global_batch_size=64)[0].plan
+    # TP=3 does not divide the 32 heads; EP on a dense model; GBS identity broken.
+    assert not is_valid_layout(base.model_copy(update={"tp": 3}), LLAMA3_8B, cluster, 4096)
+    assert not is_valid_layout(base.model_copy(update={"ep": 2}), LLAMA3_8B, cluster, 4096)
+    assert not is_valid_layout(base.model_copy(update={"ga": base.ga + 1}), LLAMA3_8B, cluster, 4096)
+
+
+def test_seventy_b_on_eight_h100_is_a_quantified_no() -> None:
+    cluster = Cluster(num_gpus=8, gpu_type="h100")
+    assert search_layouts(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=128) == []
+    near = nearest_fit(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=128)
+    assert not near.fits
+    assert (
+        near.leanest is not None and near.leanest.memory.peak_bytes > 1.5 * near.leanest.memory.usable_bytes
+    )
+    assert near.min_gpus is not None and near.min_gpus >= 16
+    assert near.min_gpus_layout is not None and near.min_gpus_layout.memory.fits
+
+
+def test_uneven_pipeline_split_names_the_flags_it_needs() -> None:
+    # 126 layers split into 16 stages only by counting embedding and loss as stages.
+    arch = LLAMA3_70B.model_copy(update={"num_layers": 126})
+    cluster = Cluster(num_gpus=128, gpu_type="h100")
+    ranked = search_layouts(arch, cluster, seq_length=8192, global_batch_size=512, top_k=20)
+    uneven = [r for r in ranked if arch.num_layers % (r.plan.pp * (r.plan.vp or 1))]
+    assert uneven, "expected at least one uneven split among the top layouts"
+    for r in uneven:
+        assert r.overrides["model.account_for_embedding_in_pipeline_split"] is True
+
+
+def test_selective_recompute_follows_the_architecture() -> None:
+    from assistant.estimate.search import recompute_options
+
+    dense = [modules for _, modules in recompute_options(LLAMA3_8B)]
+    moe = [modules for _, modules in recompute_options(QWEN3_30B)]
+    assert dense == [None, ["layernorm"], ["layernorm", "mlp"], None]
+    assert moe == [None, ["layernorm", "moe_act"], ["layernorm", "moe_act", "moe"], None]
+
+
+def test_fsdp_layouts_carry_their_flags() -> None:
+    cluster = Cluster(num_gpus=8, gpu_type="h100")
+    ranked = search_layouts(LLAMA3_8B, cluster, seq_length=8192, global_batch_size=128, top_k=20)
+    fsdp = [r for r in ranked if r.fsdp]
+    assert fsdp, "expected Megatron-FSDP among the layouts of a dense model on 8 GPUs"
+    for r in fsdp:
+        assert r.plan.pp == 1
+        assert r.overrides["ddp.use_megatron_fsdp"] is True
+        assert any("Megatron-FSDP" in reason for reason in r.reasons)
+    assert not [
+        r for r in search_layouts(QWEN3_30B, cluster, seq_length=4096, global_batch_size=512) if r.fsdp
+    ]

@@ -1,0 +1,82 @@
+"""Throughput estimator: bubble, recompute and FLOPs bookkeeping, and agreement with a published row."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant import hardware_data
+from assistant.estimate.hardware import load_hardware
+from assistant.estimate.shapes import dims_of, flops_per_token
+from assistant.estimate.throughput import Calibration, estimate_throughput, precision_key
+from assistant.records import ModelArch, Plan
+from assistant.settings import KNOWLEDGE_BASE
+
+# Public Hugging Face config.json values of meta-llama/Meta-Llama-3-70B.
+LLAMA3_70B = ModelArch(
+    hf_model_id="meta-llama/Meta-Llama-3-70B", family="llama", num_layers=80, hidden_size=8192,
+    ffn_hidden_size=28672, num_attention_heads=64, num_query_groups=8, kv_channels=128, vocab_size=128256,
+    source="huggingface.co/meta-llama/Meta-Llama-3-70B config.json",
+)  # fmt: skip
+HW = load_hardware(json.loads((KNOWLEDGE_BASE / "hardware.json").read_text()))
+
+
+def plan(gpus: int, tp: int, pp: int, vp: int | None, gbs: int, mbs: int = 1) -> Plan:
+    dp = gpus // (tp * pp)
+    return Plan(tp=tp, pp=pp, vp=vp, cp=1, ep=1, etp=None, sp=tp > 1, dp=dp, mbs=mbs, gbs=gbs,
+                ga=gbs // (mbs * dp), num_gpus=gpus)  # fmt: skip
+
+
+def run(p: Plan, **kwargs) -> object:
+    return estimate_throughput(LLAMA3_70B, p, HW["h100"], seq_length=8192, precision="fp8_cs", **kwargs)
+
+
+def test_bubble_is_p_minus_1_over_m_v() -> None:
+    est = run(plan(64, 4, 8, 5, 256))  # DP 2 -> 128 micro-batches
+    assert est.bubble_fraction == pytest.approx(7 / (128 * 5))
+    no_vp = run(plan(64, 4, 8, None, 256))
+    assert no_vp.bubble_fraction == pytest.approx(7 / 128)
+    assert no_vp.bubble_s > 4 * est.bubble_s
+
+
+def test_more_micro_batches_shrink_the_bubble() -> None:
+    speeds = [run(plan(64, 4, 8, None, gbs)).tokens_per_sec_per_gpu for gbs in (16, 64, 256)]
+    assert speeds == sorted(speeds)
+
+
+def test_full_recompute_costs_time() -> None:
+    p = plan(64, 4, 8, 5, 256)
+    assert run(p, recompute="full").step_time_s > run(p).step_time_s * 1.2
+
+
+def test_model_tflops_is_flops_per_token_times_tokens() -> None:
+    est = run(plan(64, 4, 8, 5, 256))
+    f_tok = flops_per_token(dims_of(LLAMA3_70B), 8192, 4).total
+    assert est.model_tflops_per_gpu == pytest.approx(f_tok * est.tokens_per_sec_per_gpu / 1e12)
+    assert est.mfu == pytest.approx(est.model_tflops_per_gpu / 1979)
+    assert est.step_time_s == pytest.approx(256 * 8192 / (est.tokens_per_sec_per_gpu * 64))
+    assert est.time_to_train(1e12) == pytest.approx(1e12 / (est.tokens_per_sec_per_gpu * 64))
+
+
+def test_faster_gpu_is_faster() -> None:
+    p = plan(64, 4, 8, 5, 256)
+    h100 = estimate_throughput(LLAMA3_70B, p, HW["h100"], seq_length=8192, precision="bf16")
+    b200 = estimate_throughput(LLAMA3_70B, p, HW["b200"], seq_length=8192, precision="bf16")
+    assert b200.tokens_per_sec_per_gpu > 1.5 * h100.tokens_per_sec_per_gpu
+
+
+def test_calibrated_estimate_matches_a_published_row() -> None:
+    """26.04.01 DGX-H100, Llama3 70B FP8, 64 GPUs, TP4 PP8 VP5, GBS 256: 1664 tokens/s/GPU published."""
+    est = run(plan(64, 4, 8, 5, 256), calibration=hardware_data.calibration(), grad_reduce_in_fp32=False)
+    assert est.tokens_per_sec_per_gpu == pytest.approx(1664, rel=0.15)
+
+
+def test_precision_keys() -> None:
+    assert [precision_key(p) for p in ("bf16", "fp8_cs", "fp8mx", "mxfp8", "nvfp4", "fp8_blockwise")] == [
+        "bf16", "fp8", "mxfp8", "mxfp8", "nvfp4", "fp8",
+    ]  # fmt: skip
+    cal = Calibration(gemm_efficiency={"h100:fp8": 0.5})
+    assert cal.gemm_eff("h100", "fp8_cs") == 0.5
+    assert cal.gemm_eff("h100", "mxfp8") == 0.5  # falls back to the other FP8 flavour
+    assert cal.gemm_eff("b200", "bf16") == cal.default_gemm_efficiency

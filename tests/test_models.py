@@ -1,0 +1,380 @@
+"""Model architecture catalog: bundled records, HF-config mapping, parameter counts, local loaders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.errors import UserError
+from assistant.models import (
+    all_model_archs,
+    arch_from_hf_config,
+    count_parameters,
+    load_local_config,
+    load_model_arch,
+    model_file_name,
+    models_dir,
+)
+from assistant.records import ModelArch
+from ingest.models import check_dir, main, write_model_arch
+
+BUNDLED = sorted(models_dir().glob("*.json"))
+
+# Published totals / active counts (billions) and where they are published. Active counts follow the
+# publisher's convention, so only those that include the embedding are listed.
+PUBLISHED: dict[str, tuple[float, float | None, str]] = {
+    "meta-llama/Meta-Llama-3-8B": (8.03, None, "HF model card / safetensors total, 8.03B"),
+    "meta-llama/Meta-Llama-3.1-405B": (405.0, None, "Meta Llama 3.1 model card: 405B"),
+    "meta-llama/Llama-2-7b-hf": (6.74, None, "HF safetensors total 6.74B"),
+    "meta-llama/Llama-3.2-1B": (1.24, None, "Meta model card: 1.23B / HF safetensors 1.24B"),
+    "Qwen/Qwen2.5-7B": (7.61, None, "Qwen2.5-7B model card: 7.61B"),
+    "Qwen/Qwen2.5-72B": (72.7, None, "Qwen2.5-72B model card: 72.7B"),
+    "Qwen/Qwen3-8B": (8.2, None, "Qwen3-8B model card: 8.2B"),
+    "Qwen/Qwen3-32B": (32.8, None, "Qwen3-32B model card: 32.8B"),
+    "Qwen/Qwen3-30B-A3B": (30.5, 3.3, "Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"),
+    "Qwen/Qwen3-235B-A22B": (235.0, 22.0, "Qwen3-235B-A22B model card: 235B total, 22B activated"),
+    "deepseek-ai/DeepSeek-V3": (671.0, 37.0, "DeepSeek-V3 card: 671B total, 37B activated, MTP excluded"),
+    "deepseek-ai/DeepSeek-V2": (236.0, 21.0, "DeepSeek-V2 card: 236B total, 21B activated"),
+    "google/gemma-2-9b": (9.24, None, "HF safetensors total 9.24B"),
+    "google/gemma-2-27b": (27.2, None, "HF safetensors total 27.2B"),
+    "openai/gpt-oss-120b": (116.83, None, "gpt-oss model card: 116.83B total"),
+    "openai/gpt-oss-20b": (20.91, None, "gpt-oss model card: 20.91B total"),
+    "zai-org/GLM-4.5": (355.0, None, "GLM-4.5 card: 355B total (MTP layer included there, not here)"),
+    "zai-org/GLM-4.5-Air": (106.0, None, "GLM-4.5-Air card: 106B total"),
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (31.6, 3.6, "card: 31.6B total, 3.6B active w/ embeddings"),
+    "nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base": (12.31, None, "HF safetensors total 12.3B"),
+    "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, "Kimi K2 card: 1T total, 32B activated"),
+    "allenai/OLMoE-1B-7B-0924": (6.9, 1.3, "OLMoE paper/card: 6.9B total, 1.3B active"),
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, "Qwen3-Next card: 80B total"),
+}
+
+# Real-shaped HF configs (public config.json files, trimmed to the keys the mapping reads).
+LLAMA3_8B = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_act": "silu",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 8192,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "vocab_size": 128256,
+}
+QWEN3_30B_A3B = {
+    "architectures": ["Qwen3MoeForCausalLM"],
+    "model_type": "qwen3_moe",
+    "decoder_sparse_step": 1,
+    "head_dim": 128,
+    "hidden_size": 2048,
+    "intermediate_size": 6144,
+    "max_position_embeddings": 40960,
+    "mlp_only_layers": [],
+    "moe_intermediate_size": 768,
+    "num_attention_heads": 32,
+    "num_experts": 128,
+    "num_experts_per_tok": 8,
+    "num_hidden_layers": 48,
+    "num_key_value_heads": 4,
+    "tie_word_embeddings": False,
+    "vocab_size": 151936,
+}
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "deepseek_v3",
+    "first_k_dense_replace": 3,
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 163840,
+    "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_attention_heads": 128,
+    "num_experts_per_tok": 8,
+    "num_hidden_layers": 61,
+    "num_key_value_heads": 128,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "tie_word_embeddings": False,
+    "v_head_dim": 128,
+    "vocab_size": 129280,
+}
+GEMMA3_4B_IT = {
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "model_type": "gemma3",
+    "text_config": {
+        "model_type": "gemma3_text",
+        "head_dim": 256,
+        "hidden_activation": "gelu_pytorch_tanh",
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "num_attention_heads": 8,
+        "num_hidden_layers": 34,
+        "num_key_value_heads": 4,
+        "sliding_window": 1024,
+    },
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "num_hidden_layers": 27},
+}
+
+
+def _billions(value: float | None) -> float:
+    assert value is not None
+    return value / 1e9
+
+
+# ------------------------------------------------------------------ bundled records
+
+
+def test_catalog_is_not_empty_and_covers_common_families():
+    ids = {arch.hf_model_id for arch in all_model_archs()}
+    for expected in (
+        "meta-llama/Meta-Llama-3-8B",
+        "Qwen/Qwen3-30B-A3B",
+        "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        "deepseek-ai/DeepSeek-V3",
+        "zai-org/GLM-4.5-Air",
+        "google/gemma-3-27b-it",
+        "openai/gpt-oss-120b",
+        "moonshotai/Kimi-K2-Instruct",
+        "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+    ):
+        assert expected in ids
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_bundled_file_is_a_consistent_model_arch(path: Path):
+    arch = ModelArch.model_validate_json(path.read_text(encoding="utf-8"))
+    assert path.name == model_file_name(arch.hf_model_id)
+    assert arch.source.strip()
+    assert arch.num_layers > 0 and arch.hidden_size > 0
+    if arch.num_query_groups:
+        assert arch.num_attention_heads % arch.num_query_groups == 0
+    if arch.num_moe_experts:
+        assert arch.moe_router_topk and arch.moe_router_topk <= arch.num_moe_experts
+        assert arch.moe_ffn_hidden_size
+    if arch.multi_latent_attention:
+        assert arch.kv_lora_rank and arch.qk_head_dim and arch.qk_pos_emb_head_dim and arch.v_head_dim
+    if arch.hybrid_layer_pattern:
+        assert len(arch.hybrid_layer_pattern) == arch.num_layers
+    if (
+        arch.total_params is None
+    ):  # only where a count would be wrong: no vocab, or hybrid layer order unknown
+        assert arch.active_params is None and "null" in arch.source
+        assert arch.vocab_size is None or (arch.is_hybrid and arch.hybrid_layer_pattern is None)
+        return
+    assert arch.total_params and arch.active_params and arch.active_params <= arch.total_params
+    if not arch.is_hybrid:
+        assert count_parameters(arch) == (arch.total_params, arch.active_params)
+
+
+# Families whose attention width is exactly heads x head_dim.
+@pytest.mark.parametrize("family", ["llama", "qwen2", "qwen2_5_vl"])
+def test_hidden_equals_heads_times_head_dim(family: str):
+    archs = [a for a in all_model_archs() if a.family == family]
+    assert archs
+    for arch in archs:
+        assert arch.hidden_size == arch.num_attention_heads * arch.kv_channels, arch.hf_model_id
+
+
+def test_check_command_finds_no_problem_in_bundled_files():
+    assert check_dir(models_dir()) == []
+
+
+@pytest.mark.parametrize("model_id", sorted(PUBLISHED))
+def test_parameter_count_within_3_percent_of_published(model_id: str):
+    total, active, _source = PUBLISHED[model_id]
+    arch = load_model_arch(model_id)
+    assert arch is not None
+    assert _billions(arch.total_params) == pytest.approx(total, rel=0.03)
+    if active is not None:
+        assert _billions(arch.active_params) == pytest.approx(active, rel=0.03)
+
+
+def test_published_checks_cover_at_least_ten_models():
+    assert len(PUBLISHED) >= 10
+
+
+def test_load_model_arch_is_case_insensitive_and_none_when_unknown():
+    arch = load_model_arch("QWEN/qwen3-30b-a3b")
+    assert arch is not None and arch.hf_model_id == "Qwen/Qwen3-30B-A3B"
+    assert load_model_arch("nobody/no-such-model") is None
+
+
+def test_moe_and_mla_fields_of_bundled_records():
+    qwen = load_model_arch("Qwen/Qwen3-30B-A3B")
+    assert qwen and (qwen.ffn_hidden_size, qwen.moe_ffn_hidden_size, qwen.moe_first_k_dense) == (6144, 768, 0)
+    glm = load_model_arch("zai-org/GLM-4.5")
+    assert glm and (glm.moe_first_k_dense, glm.moe_shared_expert_intermediate_size) == (3, 1536)
+    v2 = load_model_arch("deepseek-ai/DeepSeek-V2")
+    assert v2 and v2.moe_shared_expert_intermediate_size == 2 * 1536 and v2.q_lora_rank == 1536
+    lite = load_model_arch("deepseek-ai/DeepSeek-V2-Lite")
+    assert lite and lite.multi_latent_attention and lite.q_lora_rank is None
+    nano = load_model_arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert nano and nano.is_hybrid and not nano.gated_linear_unit
+    assert nano.hybrid_layer_pattern and nano.hybrid_layer_pattern.count("E") == 23
+
+
+# ------------------------------------------------------------------ mapping real-shaped configs
+
+
+def test_dense_config_maps_to_megatron_names():
+    arch = arch_from_hf_config(LLAMA3_8B, "meta-llama/Meta-Llama-3-8B", "test")
+    assert (arch.num_layers, arch.hidden_size, arch.ffn_hidden_size) == (32, 4096, 14336)
+    assert (arch.num_attention_heads, arch.num_query_groups, arch.kv_channels) == (32, 8, 128)
+    assert (arch.vocab_size, arch.max_position_embeddings, arch.tied_embeddings) == (128256, 8192, False)
+    assert arch.num_moe_experts is None and not arch.is_vlm and not arch.multi_latent_attention
+    assert _billions(arch.total_params) == pytest.approx(8.03, rel=0.005)
+
+
+def test_moe_config_keeps_dense_and_expert_widths_apart():
+    arch = arch_from_hf_config(QWEN3_30B_A3B, "Qwen/Qwen3-30B-A3B", "test")
+    assert (arch.num_moe_experts, arch.moe_router_topk, arch.moe_ffn_hidden_size) == (128, 8, 768)
+    assert arch.ffn_hidden_size == 6144 and arch.moe_shared_expert_intermediate_size is None
+    assert (arch.moe_first_k_dense, arch.moe_layer_freq) == (0, 1)
+    assert _billions(arch.total_params) == pytest.approx(30.5, rel=0.01)
+    assert _billions(arch.active_params) == pytest.approx(3.3, rel=0.03)
+
+
+def test_mla_config_maps_lora_ranks_and_shared_experts():
+    arch = arch_from_hf_config(DEEPSEEK_V3, "deepseek-ai/DeepSeek-V3", "test")
+    assert arch.multi_latent_attention
+    assert (arch.q_lora_rank, arch.kv_lora_rank) == (1536, 512)
+    assert (arch.qk_head_dim, arch.qk_pos_emb_head_dim, arch.v_head_dim) == (128, 64, 128)
+    assert (arch.moe_first_k_dense, arch.moe_shared_expert_intermediate_size) == (3, 2048)
+    assert _billions(arch.total_params) == pytest.approx(671, rel=0.01)
+    assert _billions(arch.active_params) == pytest.approx(37, rel=0.03)
+
+
+def test_vlm_config_reads_text_config_and_gemma_tied_default():
+    arch = arch_from_hf_config(GEMMA3_4B_IT, "google/gemma-3-4b-it", "test")
+    assert arch.is_vlm and arch.family == "gemma3_text"
+    assert (arch.num_layers, arch.hidden_size, arch.kv_channels, arch.num_query_groups) == (34, 2560, 256, 4)
+    assert arch.tied_embeddings  # Gemma3 config classes tie embeddings when config.json omits the key
+    assert arch.vocab_size is None and arch.max_position_embeddings is None  # absent -> null, not guessed
+
+
+def test_config_without_vocab_gets_no_parameter_counts():
+    config = {key: value for key, value in LLAMA3_8B.items() if key != "vocab_size"}
+    arch = arch_from_hf_config(config, "x/y", "test")
+    assert arch.vocab_size is None and arch.total_params is None and arch.active_params is None
+
+
+def test_hybrid_configs_count_mamba_and_linear_attention_layers():
+    nemotron_h_8b = {
+        "model_type": "nemotron_h",
+        "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "num_hidden_layers": 52,
+        "hidden_size": 4096,
+        "intermediate_size": 21504,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "mamba_num_heads": 128,
+        "mamba_head_dim": 64,
+        "ssm_state_size": 128,
+        "n_groups": 8,
+        "conv_kernel": 4,
+        "mlp_hidden_act": "relu2",
+        "vocab_size": 131072,
+        "tie_word_embeddings": False,
+    }
+    arch = arch_from_hf_config(nemotron_h_8b, "nvidia/Nemotron-H-8B-Base-8K", "test")
+    assert arch.is_hybrid and not arch.gated_linear_unit and arch.hybrid_layer_pattern.count("*") == 4
+    assert _billions(arch.total_params) == pytest.approx(8.1, rel=0.03)  # HF card: 8B-class (8.1B)
+    next_80b = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    assert next_80b and next_80b.is_hybrid and next_80b.hybrid_layer_pattern is None
+
+
+def test_missing_head_dim_falls_back_to_hidden_over_heads():
+    config = dict(LLAMA3_8B)
+    config["num_key_value_heads"] = None
+    arch = arch_from_hf_config(config, "x/y", "test")
+    assert arch.kv_channels == 128 and arch.num_query_groups == 32
+
+
+# ------------------------------------------------------------------ local files and cache snapshots
+
+
+def test_load_local_config_file_and_model_dir(tmp_path: Path):
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA3_8B))
+    from_dir = load_local_config(tmp_path, "my/llama")
+    from_file = load_local_config(tmp_path / "config.json", "my/llama")
+    assert from_dir.hf_model_id == "my/llama"
+    assert from_dir.model_dump(exclude={"source"}) == from_file.model_dump(exclude={"source"})
+    assert str(tmp_path / "config.json") in from_dir.source
+
+
+def test_load_hf_cache_snapshot_follows_refs_main(tmp_path: Path):
+    repo = tmp_path / "hub" / "models--Qwen--Qwen3-30B-A3B"
+    old, new = repo / "snapshots" / "aaa", repo / "snapshots" / "bbb"
+    old.mkdir(parents=True)
+    new.mkdir(parents=True)
+    (old / "config.json").write_text(json.dumps(LLAMA3_8B))
+    (new / "config.json").write_text(json.dumps(QWEN3_30B_A3B))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("bbb\n")
+    arch = load_local_config(repo)
+    assert arch.hf_model_id == "Qwen/Qwen3-30B-A3B" and arch.num_moe_experts == 128
+    (repo / "refs" / "main").write_text("aaa")
+    assert load_local_config(repo).num_moe_experts is None
+    assert load_local_config(new).num_moe_experts == 128  # a snapshot directory itself
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        (json.dumps({"hidden_size": 10}), "num_hidden_layers"),
+        (json.dumps({**LLAMA3_8B, "hidden_size": "wide"}), "wrongly typed"),
+    ],
+)
+def test_bad_config_files_raise_user_error(tmp_path: Path, content: str, message: str):
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    with pytest.raises(UserError, match=message):
+        load_local_config(path)
+
+
+def test_missing_paths_raise_user_error(tmp_path: Path):
+    with pytest.raises(UserError, match="does not exist"):
+        load_local_config(tmp_path / "nope")
+    (tmp_path / "models--a--b" / "snapshots").mkdir(parents=True)
+    with pytest.raises(UserError, match="No config.json"):
+        load_local_config(tmp_path / "models--a--b")
+
+
+# ------------------------------------------------------------------ writer and CLI
+
+
+def test_writer_is_atomic_and_round_trips(tmp_path: Path):
+    arch = arch_from_hf_config(DEEPSEEK_V3, "deepseek-ai/DeepSeek-V3", "test")
+    target = write_model_arch(arch, tmp_path)
+    assert target.name == "deepseek-ai__DeepSeek-V3.json"
+    assert ModelArch.model_validate_json(target.read_text()) == arch
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no temp file left behind
+
+
+def test_cli_build_add_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    configs, out = tmp_path / "configs", tmp_path / "out"
+    configs.mkdir()
+    (configs / "Qwen__Qwen3-30B-A3B.json").write_text(json.dumps({**QWEN3_30B_A3B, "_source": "card"}))
+    assert main(["build", str(configs), "--out", str(out)]) == 0
+    record = json.loads((out / "Qwen__Qwen3-30B-A3B.json").read_text())
+    assert record["hf_model_id"] == "Qwen/Qwen3-30B-A3B" and record["source"] == "card"
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(LLAMA3_8B))
+    assert main(["add", str(tmp_path / "m"), "--id", "me/llama", "--out", str(out)]) == 0
+    assert main(["check", "--dir", str(out)]) == 0
+    (out / "broken.json").write_text("{}")
+    assert main(["check", "--dir", str(out)]) == 1
+    assert main(["add", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -1,0 +1,85 @@
+"""Override parsing and the effective config."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.errors import UserError
+from assistant.records import CudaGraph
+from assistant.rules.config import build_config, parse_overrides, parse_value
+from tests.test_rules_fixtures import make_record
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("2", 2),
+        ("-3", -3),
+        ("1e-4", 1e-4),
+        ("0.5", 0.5),
+        ("true", True),
+        ("False", False),
+        ("null", None),
+        ("None", None),
+        ("[2,2]", [2, 2]),
+        ("[attn, moe_router]", ["attn", "moe_router"]),
+        ("[]", []),
+        ("'a b'", "a b"),
+        ("a2a+p2p", "a2a+p2p"),
+        ("/data/ckpt", "/data/ckpt"),
+    ],
+)
+def test_parse_value_like_hydra(text, value):
+    assert parse_value(text) == value
+
+
+def test_shortcuts_expand_to_dotted_keys():
+    parsed = parse_overrides(["tp=2", "gbs=64", "seq_length=16384", "train.micro_batch_size=2"])
+    assert parsed == {
+        "model.tensor_model_parallel_size": 2,
+        "train.global_batch_size": 64,
+        "model.seq_length": 16384,
+        "dataset.seq_length": 16384,
+        "train.micro_batch_size": 2,
+    }
+
+
+@pytest.mark.parametrize("item", ["tp2", "=3", "a..b=1", "model.x=", "1abc=2", "x=[1,2", "model x=1"])
+def test_malformed_overrides_are_user_errors(item):
+    with pytest.raises(UserError):
+        parse_overrides([item])
+
+
+def test_non_integer_parallel_size_is_a_user_error():
+    with pytest.raises(UserError, match="integer"):
+        build_config(make_record(), ["tp=two"])
+
+
+def test_recipe_values_then_user_overrides():
+    record = make_record(tp=2, pp=4, vp=5, cp=2, sp=True, fields={"ddp.overlap_grad_reduce": True})
+    config = build_config(record, ["pp=2", "model.cuda_graph_impl=transformer_engine"])
+    assert (config.tp, config.pp, config.vp, config.cp, config.sp) == (2, 2, 5, 2, True)
+    assert config.overlap_grad_reduce is True
+    assert config.graphs_enabled and config.cuda_graph_impl == "transformer_engine"
+    assert config.user_overrides == {
+        "model.pipeline_model_parallel_size": 2,
+        "model.cuda_graph_impl": "transformer_engine",
+    }
+
+
+def test_defaults_when_the_recipe_sets_nothing():
+    config = build_config(make_record(tp=None, pp=None, cp=None, gbs=None, mbs=None), [])
+    assert (config.tp, config.pp, config.cp, config.ep, config.vp) == (1, 1, 1, 1, None)
+    assert config.average_in_collective is True and config.calculate_per_token_loss is False
+    assert not config.graphs_enabled and not config.packed_sequence
+
+
+def test_cuda_graph_scope_enum_strings_and_packing_flags():
+    record = make_record(cuda_graph=CudaGraph(impl="local", scope=["CudaGraphScope.full_iteration"]))
+    config = build_config(record, ["dataset.enable_offline_packing=true"])
+    assert config.cuda_graph_scope == ["full_iteration"] and config.packed_sequence
+
+
+def test_unevaluated_recipe_expressions_do_not_blame_the_user():
+    record = make_record(fields={"model.tensor_model_parallel_size": "<expr: tp_size>"})
+    assert build_config(record, []).tp == 1

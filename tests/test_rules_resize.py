@@ -1,0 +1,224 @@
+"""resize(): plans follow the skill's rules and always pass validate()."""
+
+from __future__ import annotations
+
+from assistant.records import Cluster
+from assistant.rules.resize import choose_vp, resize, target_cp
+from assistant.rules.validate import has_errors, validate
+from tests.test_rules_fixtures import DEEPSEEK_LIKE, LLAMA3_8B, LLAMA3_70B, QWEN3_30B_A3B, make_record
+
+
+def plan_for(record, arch, gpus, gpu="h100", per_node=8, seq=None, **kwargs):
+    return resize(
+        record, arch, Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node), None, seq, **kwargs
+    )
+
+
+def keys(result):
+    return {item.key: item for item in result.overrides}
+
+
+def assert_consistent(result, arch, gpus, gpu="h100", per_node=8):
+    plan = result.plan
+    assert plan is not None
+    assert plan.tp * plan.pp * plan.cp * plan.dp == gpus
+    assert plan.gbs == plan.mbs * plan.dp * plan.ga
+    if arch.num_moe_experts:
+        assert gpus % (plan.pp * plan.ep * (plan.etp or plan.tp)) == 0
+    cluster = Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node)
+    assert not has_errors(validate(result.config, arch, cluster, result.config.version))
+
+
+def test_recipe_layout_is_kept_on_its_own_gpu_count():
+    record = make_record(cp=2, encoded_gpus=2)
+    result = plan_for(record, LLAMA3_8B, 2)
+    assert (result.plan.tp, result.plan.pp, result.plan.cp, result.plan.dp) == (1, 1, 2, 1)
+    assert result.overrides == []
+    assert result.fit.status == "unknown" and result.fit.note == "memory estimator not available"
+    assert any(item.id == "fit-unknown" for item in result.findings)
+
+
+def test_more_gpus_raise_dp_and_move_ga_not_gbs():
+    record = make_record(cp=2, encoded_gpus=2)
+    result = plan_for(record, LLAMA3_8B, 16)
+    assert (result.plan.dp, result.plan.gbs, result.plan.ga) == (8, 512, 64)
+    assert "train.global_batch_size" not in keys(result)
+    assert_consistent(result, LLAMA3_8B, 16)
+
+
+def test_gbs_change_only_when_no_layout_divides_and_labelled_convergence():
+    record = make_record(cp=2, encoded_gpus=2)
+    result = plan_for(record, LLAMA3_8B, 6)
+    gbs = keys(result)["train.global_batch_size"]
+    assert gbs.change_class == "convergence" and gbs.value % 3 == 0
+    assert "convergence" in gbs.reason
+    assert_consistent(result, LLAMA3_8B, 6)
+
+
+def test_one_gpu_is_peft_only():
+    result = plan_for(make_record(), LLAMA3_8B, 1)
+    assert result.plan is None and result.findings[0].id == "single-gpu-needs-peft"
+    assert result.findings[0].severity == "error"
+    peft = make_record(name="llama3_8b_peft_config", mode="peft", peft="lora", seq=4096, gbs=32, mbs=1, cp=1)
+    result = plan_for(peft, LLAMA3_8B, 1)
+    assert (result.plan.tp, result.plan.pp, result.plan.num_gpus) == (1, 1, 1)
+    checkpoint = keys(result)["checkpoint.pretrained_checkpoint"]
+    assert checkpoint.value == "${PRETRAINED_CHECKPOINT}" and checkpoint.change_class == "execution"
+
+
+def test_pp_only_when_tp_cannot_fit_and_vp_follows():
+    record = make_record(name="llama3_70b_pretrain_config", tp=4, pp=4, vp=5, cp=2, gbs=512, encoded_gpus=32)
+    result = plan_for(record, LLAMA3_70B, 32, seq=4096)
+    plan = result.plan
+    assert (plan.tp, plan.pp) == (8, 2) and plan.sp
+    assert plan.vp is not None and (80 // plan.pp) % plan.vp == 0
+    assert keys(result)["model.pipeline_model_parallel_size"].change_class == "execution"
+    assert_consistent(result, LLAMA3_70B, 32)
+    small = plan_for(make_record(tp=4, pp=1, cp=1, encoded_gpus=8), LLAMA3_8B, 8)
+    assert small.plan.pp == 1 and small.plan.vp is None
+
+
+def test_70b_full_training_does_not_fit_on_16_h100():
+    record = make_record(name="llama3_70b_pretrain_config", tp=4, pp=4, vp=5, cp=2, gbs=512, encoded_gpus=32)
+    result = plan_for(record, LLAMA3_70B, 16)
+    assert result.plan is None and result.findings[0].id == "does-not-fit"
+
+
+def test_tp_divides_kv_heads_and_stays_in_node():
+    record = make_record(name="llama3_70b_pretrain_config", tp=4, pp=4, vp=5, cp=2, gbs=512, encoded_gpus=32)
+    for gpus in (32, 48, 64, 128):
+        result = plan_for(record, LLAMA3_70B, gpus)
+        assert result.plan is not None and 8 % result.plan.tp == 0 and result.plan.tp <= 8
+        assert_consistent(result, LLAMA3_70B, gpus)
+
+
+def test_long_sequence_adds_cp_and_labels_seq_change():
+    record = make_record(cp=2, encoded_gpus=2)
+    result = plan_for(record, LLAMA3_8B, 16, seq=131072)
+    assert result.plan.cp >= 8
+    assert 131072 % (2 * result.plan.cp) == 0
+    seq = keys(result)["dataset.seq_length"]
+    assert seq.value == 131072 and seq.change_class == "convergence"
+    assert keys(result)["model.seq_length"].value == 131072
+    assert_consistent(result, LLAMA3_8B, 16)
+
+
+def test_target_cp():
+    assert target_cp(8192, 2, 8192) == 2
+    assert target_cp(8192, 1, 4096) == 1
+    assert target_cp(8192, 1, 32768) == 4
+    assert target_cp(131072, 8, 262144) == 16
+
+
+def test_choose_vp():
+    assert choose_vp(80, 4, 5, 4) == 5
+    assert choose_vp(80, 8, 5, 4) == 2
+    assert choose_vp(32, 1, None, 1) is None
+    assert choose_vp(8, 8, None, 1) is None
+
+
+def test_moe_raises_ep_before_tp():
+    record = make_record(
+        name="qwen3_30b_a3b_pretrain_config",
+        family="qwen3_moe",
+        hf_model_id="Qwen/Qwen3-30B-A3B",
+        tp=1,
+        pp=1,
+        cp=1,
+        ep=4,
+        seq=8192,
+        gbs=1024,
+    )
+    result = plan_for(record, QWEN3_30B_A3B, 16, seq=4096)
+    assert result.plan.tp == 1 and result.plan.ep == 8
+    assert keys(result)["model.expert_model_parallel_size"].change_class == "execution"
+    assert_consistent(result, QWEN3_30B_A3B, 16)
+
+
+def test_moe_peft_on_four_gpus_keeps_ep_within_the_world():
+    record = make_record(
+        name="qwen3_30b_a3b_peft_config",
+        family="qwen3_moe",
+        hf_model_id="Qwen/Qwen3-30B-A3B",
+        mode="peft",
+        peft="lora",
+        tp=1,
+        pp=1,
+        cp=1,
+        ep=8,
+        seq=4096,
+        gbs=32,
+    )
+    result = plan_for(record, QWEN3_30B_A3B, 4)
+    assert result.plan.tp == 1 and result.plan.ep == 4
+    assert_consistent(result, QWEN3_30B_A3B, 4)
+
+
+def test_finetune_cp_on_older_versions_sets_loss_overrides():
+    record = make_record(name="llama3_8b_sft_config", mode="sft", version="0.5.1", cp=1, seq=8192)
+    result = plan_for(record, LLAMA3_8B, 8, seq=65536)
+    assert result.plan.cp > 1
+    found = keys(result)
+    assert found["model.calculate_per_token_loss"].value is True
+    assert found["ddp.average_in_collective"].value is False
+    assert_consistent(result, LLAMA3_8B, 8)
+
+
+def test_user_pinned_values_are_kept():
+    record = make_record(cp=2, encoded_gpus=2)
+    result = plan_for(record, LLAMA3_8B, 16, user_overrides={"model.tensor_model_parallel_size": 2})
+    assert result.plan.tp == 2
+    assert keys(result)["model.tensor_model_parallel_size"].reason == "Requested by the user."
+
+
+def test_impossible_layout_returns_no_plan_and_says_why():
+    record = make_record(
+        name="deepseek_v3_pretrain_config",
+        family="deepseek",
+        tp=2,
+        pp=16,
+        ep=64,
+        cp=1,
+        seq=4096,
+        gbs=8192,
+        encoded_gpus=1024,
+    )
+    result = plan_for(record, DEEPSEEK_LIKE, 8)
+    assert result.plan is None
+    assert [item.id for item in result.findings] == ["does-not-fit"]
+    assert result.findings[0].message_zh
+
+
+def test_unknown_architecture_gives_no_plan():
+    result = plan_for(make_record(), None, 8)
+    assert result.plan is None and result.findings[0].id == "arch-unknown"
+
+
+def test_packed_recipe_keeps_mbs_one():
+    record = make_record(name="llama3_8b_sft_config", mode="sft", mbs=4, gbs=128, cp=1, packed_sequence=True)
+    result = plan_for(record, LLAMA3_8B, 8)
+    assert result.plan.mbs == 1
+    assert keys(result)["train.micro_batch_size"].change_class == "execution"
+
+
+def test_recipe_pipeline_layout_keeps_its_pp():
+    record = make_record(
+        name="deepseek_v3_pretrain_config",
+        family="deepseek",
+        hf_model_id="deepseek-ai/DeepSeek-V3",
+        tp=2,
+        pp=16,
+        ep=64,
+        etp=1,
+        sp=True,
+        cp=1,
+        seq=4096,
+        gbs=4096,
+        encoded_gpus=1024,
+        fields={"model.pipeline_model_parallel_layout": "Et|(tt|)*30mL"},
+    )
+    full = plan_for(record, DEEPSEEK_LIKE, 1024)
+    assert (full.plan.tp, full.plan.pp, full.plan.ep) == (2, 16, 64) and full.overrides == []
+    half = plan_for(record, DEEPSEEK_LIKE, 512)
+    assert half.plan.pp == 16 and half.plan.ep == 32
+    assert_consistent(half, DEEPSEEK_LIKE, 512)

@@ -1,0 +1,99 @@
+"""`autorecipe ask` (one question or a JSONL batch), `autorecipe chat` (Gradio) and `autorecipe slack`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+
+from assistant.errors import UserError
+from assistant.settings import get_settings
+
+
+def _answer_json(question: str, version: str | None, lang: str) -> dict:
+    from assistant.service import ask
+
+    return ask(question, version=version, lang=lang).to_json()
+
+
+def _batch(path: Path) -> None:
+    """One JSON object per input line in, one answer (plus its id) per output line out."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"cannot read batch file {path}: {error}") from error
+    failures = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or not isinstance(row.get("question"), str):
+                raise ValueError('each line needs {"id", "question", "version"} with a string question')
+            payload = _answer_json(row["question"], row.get("version"), row.get("lang", "auto"))
+            payload["id"] = row.get("id")
+        except (ValueError, UserError) as error:
+            failures += 1
+            payload = {"id": None, "line": number, "error": str(error)}
+        typer.echo(json.dumps(payload, ensure_ascii=False))
+    if failures:
+        typer.secho(f"{failures} line(s) could not be answered; see their 'error'", fg="yellow", err=True)
+
+
+def ask_command(
+    question: str = typer.Argument(None, help="Your question, in English or Chinese."),
+    version: str = typer.Option(None, "--version", help="Megatron-Bridge version (default: newest release)."),
+    lang: str = typer.Option("auto", "--lang", help="Answer language: auto, en or zh."),
+    batch: Path = typer.Option(None, "--batch", help="JSONL file of {id, question, version} lines."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+) -> None:
+    """Ask for a recipe, a resize, a config check or an error explanation."""
+    if lang not in ("auto", "en", "zh"):
+        raise UserError(f"--lang must be auto, en or zh, not {lang!r}")
+    if batch is not None:
+        _batch(batch)
+        return
+    if question is None:
+        raise UserError(
+            'give a question, e.g. autorecipe ask "Qwen3 30B-A3B SFT on 16 H100", or --batch FILE'
+        )
+    from assistant.service import ask
+
+    answer = ask(question, version=version, lang=lang)
+    if as_json:
+        typer.echo(json.dumps(answer.to_json(), ensure_ascii=False))
+    else:
+        Console().print(Markdown(answer.answer_markdown))
+
+
+def chat_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    port: int = typer.Option(7860, "--port", help="Port to listen on."),
+) -> None:
+    """Open the Gradio chat in the browser (runs offline on the embedded index)."""
+    from assistant.vectorstore import current_generation
+    from ui.gradio_app import launch
+
+    settings = get_settings()
+    if settings.chroma_mode == "persistent" and current_generation(settings) is None:
+        typer.secho("note: no index yet, answers will have no citations; run `autorecipe ingest`", err=True)
+    typer.echo(f"Auto Recipe chat on http://{host}:{port}", err=True)
+    sys.stdout.flush()
+    launch(host=host, port=port, settings=settings)
+
+
+def slack_command() -> None:
+    """Run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP with SLACK_SIGNING_SECRET)."""
+    from ui.slack_app import run
+
+    run(get_settings())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ask")(ask_command)
+    app.command("chat")(chat_command)
+    app.command("slack")(slack_command)

@@ -1,0 +1,303 @@
+"""`autorecipe check` / `autorecipe plan`: validate a recipe on a cluster, or resize it and print commands."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from assistant import catalog
+from assistant.errors import UserError
+from assistant.models import load_model_arch
+from assistant.records import Cluster, Finding, ModelArch, RecipeRecord
+from assistant.rules.commands import choose_dataset, commands
+from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
+from assistant.rules.resize import resize
+from assistant.rules.topology import gpu_spec
+from assistant.rules.validate import has_errors, validate
+from assistant.rules.versions import normalize_version
+
+CONFIG_FIELDS = (
+    "recipe",
+    "version",
+    "kind",
+    "mode",
+    "hf_model_id",
+    "tp",
+    "pp",
+    "vp",
+    "cp",
+    "ep",
+    "etp",
+    "sp",
+    "seq_length",
+    "global_batch_size",
+    "micro_batch_size",
+    "precision",
+    "peft",
+    "recompute_granularity",
+    "cuda_graph_impl",
+    "cuda_graph_scope",
+    "use_te_rng_tracker",
+    "fsdp",
+    "packed_sequence",
+    "calculate_per_token_loss",
+    "average_in_collective",
+    "pretrained_checkpoint",
+    "dataset",
+    "user_overrides",
+)
+
+
+def _inputs(recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int):
+    if gpus <= 0:
+        raise UserError(f"--gpus must be a positive number of GPUs, got {gpus}")
+    if gpus_per_node <= 0:
+        raise UserError(f"--gpus-per-node must be positive, got {gpus_per_node}")
+    gpu_spec(gpu_type)
+    version = normalize_version(version or catalog.DEFAULT_VERSION)
+    record: RecipeRecord = catalog.resolve_recipe(recipe, version=version)
+    launcher = catalog.load_catalog(version).launcher
+    cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type.lower(), gpus_per_node=gpus_per_node)
+    return version, record, launcher, cluster, _arch(record)
+
+
+def _arch(record: RecipeRecord) -> ModelArch | None:
+    return load_model_arch(record.hf_model_id) if record.hf_model_id else None
+
+
+def _user_overrides(items: list[str] | None, seq_len: int | None) -> dict[str, Any]:
+    overrides = parse_overrides(list(items or []))
+    if seq_len is not None:
+        if seq_len <= 0:
+            raise UserError(f"--seq-len must be positive, got {seq_len}")
+        overrides["dataset.seq_length"] = seq_len
+        overrides["model.seq_length"] = seq_len
+    return overrides
+
+
+def _arch_note(record: RecipeRecord, arch: ModelArch | None) -> list[Finding]:
+    if arch is not None:
+        return []
+    model = record.hf_model_id or "this recipe's model"
+    return [
+        Finding(
+            id="arch-unknown",
+            severity="info",
+            message=f"Architecture of {model} is not bundled; head, layer and expert checks were skipped.",
+            message_zh=f"未收录 {model} 的模型结构，已跳过注意力头、层数和专家数的检查。",
+        )
+    ]
+
+
+def config_json(config: EffectiveConfig, cluster: Cluster) -> dict[str, Any]:
+    data = config.to_json()
+    out = {name: data[name] for name in CONFIG_FIELDS}
+    size = config.tp * config.pp * config.cp
+    out.update(
+        num_gpus=cluster.num_gpus,
+        gpu_type=cluster.gpu_type,
+        gpus_per_node=cluster.gpus_per_node,
+        dp=cluster.num_gpus // size if cluster.num_gpus % size == 0 else None,
+    )
+    return out
+
+
+def _findings_table(console: Console, findings: list[Finding]) -> None:
+    table = Table(title="Findings", show_lines=True)
+    for column in ("severity", "id", "message", "upstream error", "fix"):
+        table.add_column(column, overflow="fold")
+    colours = {"error": "red", "warning": "yellow", "info": "cyan"}
+    for item in findings:
+        table.add_row(
+            f"[{colours[item.severity]}]{item.severity}[/]",
+            item.id,
+            item.message,
+            item.upstream_error or "",
+            item.fix or "",
+        )
+    console.print(table)
+
+
+def run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides) -> dict[str, Any]:
+    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node)
+    user = _user_overrides(overrides, seq_len)
+    config = build_config(record, user, version=version, dataset=dataset)
+    findings = validate(config, arch, cluster, version, launcher) + _arch_note(record, arch)
+    return {
+        "config": config_json(config, cluster),
+        "findings": [item.to_json() for item in findings],
+        "valid": not has_errors(findings),
+    }
+
+
+def run_plan(
+    recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search
+) -> dict[str, Any]:
+    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node)
+    user = _user_overrides(overrides, None)
+    result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
+    chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
+    findings = list(result.findings)
+    if result.config is not None and dataset is not None:
+        dataset_config = result.config.model_copy(update={"dataset": dataset})
+        findings += [
+            f
+            for f in validate(dataset_config, arch, cluster, version, launcher)
+            if f.id.startswith(("dataset", "mode-dataset", "vlm-no-images"))
+        ]
+    findings += _arch_note(record, arch)
+    cmds = None
+    if result.plan is not None:
+        cmds = commands(version, record, result.plan, cluster, chosen, launcher, result.overrides)
+    out: dict[str, Any] = {
+        "plan": result.plan.to_json() if result.plan else None,
+        "overrides": [item.to_json() for item in result.overrides],
+        "findings": [item.to_json() for item in findings],
+        "commands": {
+            "torchrun": cmds.torchrun if cmds else None,
+            "multinode": cmds.multinode if cmds else None,
+            "slurm": cmds.slurm if cmds else None,
+            "benchmark": cmds.benchmark if cmds else None,
+            "dataset": chosen,
+            "notes": cmds.notes if cmds else [],
+        },
+        "fit": result.fit.to_json() if result.fit else None,
+    }
+    if search:
+        out["search"] = _search(arch, cluster, record, result, seq_len)
+    return out
+
+
+def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
+    if arch is None:
+        return {
+            "available": False,
+            "message": "layout search needs the model architecture, which is not bundled",
+        }
+    try:
+        from assistant.estimate.search import search_layouts
+    except ImportError:
+        return {"available": False, "message": "layout search is not available yet (estimator not installed)"}
+    config = result.config
+    layouts = search_layouts(
+        arch,
+        cluster,
+        seq_length=seq_len or (config.seq_length if config else None) or 4096,
+        global_batch_size=(result.plan.gbs if result.plan else None) or record.global_batch_size or 128,
+        mode=record.mode or "pretrain",
+        precision=record.precision or "bf16",
+        top_k=5,
+    )
+    return {"available": True, "layouts": [layout.to_json() for layout in layouts]}
+
+
+def _print_check(data: dict[str, Any]) -> None:
+    console = Console()
+    config = data["config"]
+    table = Table(
+        title=f"{config['recipe']} ({config['version']}) on {config['num_gpus']} × {config['gpu_type']}"
+    )
+    table.add_column("setting")
+    table.add_column("value")
+    for key in (
+        "mode",
+        "tp",
+        "pp",
+        "vp",
+        "cp",
+        "ep",
+        "etp",
+        "sp",
+        "dp",
+        "seq_length",
+        "global_batch_size",
+        "micro_batch_size",
+        "dataset",
+    ):
+        table.add_row(key, str(config.get(key)))
+    console.print(table)
+    _findings_table(console, [Finding.model_validate(item) for item in data["findings"]])
+    console.print("[green]valid[/]" if data["valid"] else "[red]not valid: fix the errors above[/]")
+
+
+def _print_plan(data: dict[str, Any]) -> None:
+    console = Console()
+    plan = data["plan"]
+    if plan:
+        table = Table(title="Plan")
+        for key in plan:
+            table.add_column(key)
+        table.add_row(*(str(value) for value in plan.values()))
+        console.print(table)
+    overrides = Table(title="Overrides", show_lines=True)
+    for column in ("key", "value", "class", "reason"):
+        overrides.add_column(column, overflow="fold")
+    for item in data["overrides"]:
+        overrides.add_row(item["key"], json.dumps(item["value"]), item["class"], item["reason"])
+    console.print(overrides)
+    _findings_table(console, [Finding.model_validate(item) for item in data["findings"]])
+    for name in ("torchrun", "multinode", "benchmark", "slurm"):
+        command = data["commands"].get(name)
+        if command:
+            console.rule(name)
+            console.print(command, markup=False, highlight=False, soft_wrap=True)
+    for note in data["commands"].get("notes", []):
+        console.print(f"note: {note}")
+    if "search" in data:
+        console.rule("search")
+        console.print_json(json.dumps(data["search"]))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `check` and `plan` to the root app."""
+
+    @app.command("check")
+    def check_command(
+        recipe: str = typer.Option(
+            ..., "--recipe", help="Recipe function name, e.g. llama3_8b_pretrain_config."
+        ),
+        gpus: int = typer.Option(..., "--gpus", help="Total number of GPUs."),
+        version: str | None = typer.Option(
+            None, "--version", help="Megatron-Bridge version (0.3.1, 0.5.1, ...)."
+        ),
+        gpu_type: str = typer.Option("h100", "--gpu-type", help="GPU type, e.g. h100, b200, gb200."),
+        gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
+        seq_len: int | None = typer.Option(None, "--seq-len", help="Sequence length to check."),
+        dataset: str | None = typer.Option(None, "--dataset", help="run_recipe.py dataset preset."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+        overrides: list[str] | None = typer.Argument(None, help="KEY=VALUE config overrides."),
+    ) -> None:
+        """Check a recipe plus overrides against Megatron's rules before launching it."""
+        data = run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides)
+        if as_json:
+            typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            _print_check(data)
+        if not data["valid"]:
+            raise typer.Exit(1)
+
+    @app.command("plan")
+    def plan_command(
+        recipe: str = typer.Option(..., "--recipe", help="Recipe function name."),
+        gpus: int = typer.Option(..., "--gpus", help="Total number of GPUs."),
+        version: str | None = typer.Option(None, "--version"),
+        gpu_type: str = typer.Option("h100", "--gpu-type"),
+        gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
+        seq_len: int | None = typer.Option(None, "--seq-len"),
+        dataset: str | None = typer.Option(None, "--dataset"),
+        search: bool = typer.Option(False, "--search", help="Also rank layouts with the estimator."),
+        as_json: bool = typer.Option(False, "--json"),
+        overrides: list[str] | None = typer.Argument(None, help="KEY=VALUE overrides to keep fixed."),
+    ) -> None:
+        """Resize a recipe to your GPUs and print the overrides and launch commands."""
+        data = run_plan(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search)
+        if as_json:
+            typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            _print_plan(data)
+        if data["plan"] is None:
+            raise typer.Exit(1)

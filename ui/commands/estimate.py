@@ -1,0 +1,516 @@
+"""`autorecipe estimate`: memory, throughput and the best layouts for a recipe or any architecture.
+
+One argparse parser reads both the command line and each line of `--batch`, so a batch line accepts
+exactly what the command accepts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from assistant.errors import UserError
+from assistant.estimate.hardware import GIB
+from assistant.records import Cluster, ModelArch, Plan
+
+MODES = ("pretrain", "sft", "peft")
+# Megatron TransformerConfig names that map one-to-one onto ModelArch fields.
+SPEC_ARCH_FIELDS = (
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "kv_channels",
+    "vocab_size",
+    "num_moe_experts",
+    "moe_router_topk",
+    "moe_ffn_hidden_size",
+    "moe_shared_expert_intermediate_size",
+    "gated_linear_unit",
+    "multi_latent_attention",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_head_dim",
+    "qk_pos_emb_head_dim",
+    "v_head_dim",
+)
+SPEC_RUN_FIELDS = (
+    "seq_length",
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "virtual_pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "expert_tensor_parallel_size",
+    "sequence_parallel",
+    "recompute_granularity",
+    "recompute_method",
+    "recompute_num_layers",
+    "recompute_modules",
+    "fp8_param",
+    "mtp_num_layers",
+    "moe_layer_freq",
+    "untie_embeddings_and_output_weights",
+    "share_embeddings_and_output_weights",
+    "cuda_graph_impl",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would exit; we want a UserError
+        raise UserError(f"estimate: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="autorecipe estimate", add_help=False, description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--recipe", help="Recipe name from the catalog (see `autorecipe recipes list`).")
+    source.add_argument("--spec", type=Path, help="JSON file with Megatron TransformerConfig field names.")
+    source.add_argument("--batch", type=Path, help='JSONL file: one {"id", "args": [...]} per line.')
+    parser.add_argument("--version", help="Megatron-Bridge version of the recipe catalog (default 0.6.0).")
+    parser.add_argument("--gpus", type=int, help="Number of GPUs.")
+    parser.add_argument(
+        "--gpu-type",
+        default=None,
+        help="h100 (default), a100, a100_40g, h200, b200, b300, gb200, gb300, or a DGX system name.",
+    )
+    parser.add_argument("--gpus-per-node", type=int, default=None, help="GPUs per node (default 8).")
+    parser.add_argument("--tokens", type=float, help="Token budget: also report the time to train it.")
+    parser.add_argument("--search", action="store_true", help="Also rank the best parallel layouts.")
+    parser.add_argument("--top-k", type=int, default=5, help="How many layouts --search returns.")
+    parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
+    parser.add_argument("-h", "--help", action="store_true", help="Show this message.")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help="Recipe overrides, e.g. tp=4 mbs=2."
+    )
+    return parser
+
+
+def register(app: typer.Typer) -> None:
+    """Add `estimate` to the root app."""
+
+    @app.command(
+        "estimate",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+        add_help_option=False,
+    )
+    def estimate(ctx: typer.Context) -> None:
+        """Will it fit, how fast, and which layout is best (run `autorecipe estimate --help`)."""
+        parser = build_parser()
+        args = parser.parse_args(ctx.args)
+        if args.help:
+            typer.echo(parser.format_help())
+            return
+        if args.batch:
+            for line in run_batch(args.batch):
+                typer.echo(json.dumps(line))
+            return
+        result = run_estimate(args)
+        typer.echo(json.dumps(result, indent=1) if args.as_json else render_text(result))
+
+
+# ---------------------------------------------------------------- the work
+
+
+def run_batch(path: Path) -> list[dict[str, Any]]:
+    """Each line's estimate plus its id; a bad line yields {"id", "error"} and the batch goes on."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise UserError(f"cannot read batch file {path}: {error.strerror}") from error
+    out: list[dict[str, Any]] = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            item = json.loads(raw)
+            if not isinstance(item, dict) or not isinstance(item.get("args"), list):
+                raise UserError(f'line {number}: expected {{"id": ..., "args": [...]}}')
+            args = build_parser().parse_args([str(a) for a in item["args"]])
+            if args.batch:
+                raise UserError(f"line {number}: --batch cannot be nested")
+            out.append({"id": item.get("id"), **run_estimate(args)})
+        except json.JSONDecodeError as error:
+            out.append({"id": None, "error": f"line {number}: not JSON ({error.msg})"})
+        except UserError as error:
+            out.append({"id": item.get("id") if isinstance(item, dict) else None, "error": str(error)})
+    return out
+
+
+def run_estimate(args: argparse.Namespace) -> dict[str, Any]:
+    """The estimate JSON for one parsed call."""
+    from assistant import hardware_data
+
+    if args.spec:
+        run = _run_from_spec(args)
+    elif args.recipe:
+        run = _run_from_recipe(args)
+    else:
+        raise UserError("give --recipe NAME, --spec FILE.json or --batch FILE.jsonl")
+    cluster: Cluster = run["cluster"]
+    if cluster.num_gpus < 1:
+        raise UserError("--gpus must be at least 1")
+    hw = hardware_data.gpu_spec(cluster.gpu_type)
+    cluster = cluster.model_copy(update={"gpu_type": hw.key})
+    result: dict[str, Any] = {
+        "model": run["arch"].hf_model_id,
+        "recipe": run.get("recipe"),
+        "version": run.get("version"),
+        "cluster": {"num_gpus": cluster.num_gpus, "gpu_type": hw.key, "gpus_per_node": cluster.gpus_per_node},
+        "mode": run["mode"],
+        "precision": run["precision"],
+        "seq_length": run["seq_length"],
+        "recompute": run["recompute"],
+    }
+    try:
+        plan = _plan(run, cluster.num_gpus)
+    except UserError as error:
+        if not args.search:
+            raise UserError(f"{error} (or add --search to find layouts that work)") from error
+        result["plan_error"] = str(error)
+        plan = None
+    if plan is not None:
+        result.update(_estimate_plan(run, plan, hw, cluster))
+        if args.tokens:
+            seconds = args.tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
+            result["time_to_train_s"] = seconds
+    if args.search:
+        result.update(_search(run, cluster, hw, args.top_k))
+    return result
+
+
+def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dict[str, Any]:
+    """Memory, throughput and rule findings of the run's own layout."""
+    from assistant import hardware_data
+    from assistant.estimate.memory import estimate_memory
+    from assistant.estimate.throughput import estimate_throughput
+
+    arch: ModelArch = run["arch"]
+    common = {
+        "seq_length": run["seq_length"],
+        "mode": run["mode"],
+        "precision": run["precision"],
+        "recompute": run["recompute"],
+        "recompute_num_layers": run["recompute_num_layers"],
+        "grad_reduce_in_fp32": run["grad_reduce_in_fp32"],
+        "fsdp": run["fsdp"],
+    }
+    memory = estimate_memory(
+        arch,
+        plan,
+        hw,
+        **common,
+        recompute_modules=run["recompute_modules"],
+        distributed_optimizer=run["distributed_optimizer"],
+        fp8_param=run["fp8_param"],
+        cuda_graphs=run["cuda_graphs"],
+        mtp_layers=run["mtp_layers"],
+        overheads=hardware_data.memory_overheads(),
+    )
+    speed = estimate_throughput(
+        arch, plan, hw, **common, gpus_per_node=cluster.gpus_per_node, calibration=hardware_data.calibration()
+    )
+    return {
+        "plan": plan.to_json(),
+        "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
+        "throughput": speed.model_dump(mode="json", exclude={"assumptions"}),
+        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
+        "assumptions": memory.assumptions + speed.assumptions + run["notes"],
+    }
+
+
+def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
+    """The rule module's errors and warnings about this layout (data and checkpoint rules left out)."""
+    from assistant.estimate.search import NOT_LAYOUT_FINDINGS, RULES_GPU_NAMES
+    from assistant.rules.config import EffectiveConfig
+    from assistant.rules.validate import validate
+
+    config = run.get("config") or EffectiveConfig(
+        recipe="spec",
+        version="0.6.0",
+        mode=run["mode"],
+        tp=plan.tp,
+        pp=plan.pp,
+        vp=plan.vp,
+        cp=plan.cp,
+        ep=plan.ep,
+        etp=plan.etp,
+        sp=plan.sp,
+        seq_length=run["seq_length"],
+        global_batch_size=plan.gbs,
+        micro_batch_size=plan.mbs,
+        precision=run["precision"],
+    )
+    rules_cluster = cluster.model_copy(
+        update={"gpu_type": RULES_GPU_NAMES.get(cluster.gpu_type, cluster.gpu_type)}
+    )
+    found = validate(config, run["arch"], rules_cluster, config.version)
+    return [f for f in found if f.id not in NOT_LAYOUT_FINDINGS and f.severity != "info"]
+
+
+def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, Any]:
+    """Best layouts here; when none fits, how far off the leanest one is and the fewest GPUs that fit."""
+    from assistant.estimate.search import nearest_fit, search_layouts
+
+    common = {
+        "seq_length": run["seq_length"],
+        "global_batch_size": run["gbs"],
+        "mode": run["mode"],
+        "precision": run["precision"],
+        "hardware": hw,
+        "version": run.get("version"),
+        "grad_reduce_in_fp32": run["grad_reduce_in_fp32"],
+    }
+    ranked = search_layouts(run["arch"], cluster, top_k=top_k, **common)
+    out: dict[str, Any] = {"search": [r.to_json() for r in ranked]}
+    if not ranked:
+        out["nearest_fit"] = nearest_fit(run["arch"], cluster, **common).to_json()
+    return out
+
+
+def _plan(run: dict[str, Any], gpus: int) -> Plan:
+    tp, pp, cp = run["tp"], run["pp"], run["cp"]
+    if min(tp, pp, cp, run["ep"], run["mbs"], run["gbs"], run["seq_length"]) < 1:
+        raise UserError("parallel sizes, batch sizes and seq_length must be positive integers")
+    if gpus % (tp * pp * cp):
+        raise UserError(
+            f"{gpus} GPUs are not divisible by TP·PP·CP = {tp}·{pp}·{cp}; change --gpus or the sizes"
+        )
+    dp = gpus // (tp * pp * cp)
+    if run["gbs"] % (run["mbs"] * dp):
+        raise UserError(
+            f"global batch {run['gbs']} is not divisible by micro batch {run['mbs']} × DP {dp}; "
+            f"set gbs= to a multiple of {run['mbs'] * dp}"
+        )
+    return Plan(
+        tp=tp,
+        pp=pp,
+        vp=run["vp"],
+        cp=cp,
+        ep=run["ep"],
+        etp=run["etp"],
+        sp=run["sp"],
+        dp=dp,
+        mbs=run["mbs"],
+        gbs=run["gbs"],
+        ga=run["gbs"] // (run["mbs"] * dp),
+        num_gpus=gpus,
+    )
+
+
+def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cluster:
+    spec = spec or {}
+    gpus = args.gpus or spec.get("gpus") or spec.get("num_gpus")
+    if not gpus:
+        raise UserError("say how many GPUs: --gpus N")
+    return Cluster(
+        num_gpus=int(gpus),
+        gpu_type=args.gpu_type or spec.get("gpu_type") or "h100",
+        gpus_per_node=args.gpus_per_node or spec.get("gpus_per_node") or 8,
+    )
+
+
+def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
+    from assistant.catalog import resolve_recipe
+    from assistant.models import load_model_arch
+    from assistant.rules.config import build_config
+
+    record = resolve_recipe(args.recipe, version=args.version)
+    config = build_config(record, list(args.overrides), version=args.version)
+    if not record.hf_model_id:
+        raise UserError(f"recipe {record.name} names no Hugging Face model; use --spec with its architecture")
+    arch = load_model_arch(record.hf_model_id)
+    if arch is None:
+        raise UserError(
+            f"no bundled architecture for {record.hf_model_id}; describe it with --spec FILE.json"
+        )
+    values = config.values
+    if config.seq_length is None or config.global_batch_size is None or config.micro_batch_size is None:
+        raise UserError(
+            f"recipe {record.name} does not set seq_length/gbs/mbs statically; pass seq_length=, "
+            "gbs= and mbs= overrides"
+        )
+    return {
+        "config": config,
+        "recipe": record.name,
+        "version": config.version,
+        "arch": arch,
+        "cluster": _cluster(args),
+        "mode": (config.mode or "pretrain") if not config.peft else "peft",
+        "precision": config.precision or "bf16",
+        "seq_length": config.seq_length,
+        "tp": config.tp,
+        "pp": config.pp,
+        "vp": config.vp,
+        "cp": config.cp,
+        "ep": config.ep,
+        "etp": config.etp,
+        "sp": config.sp,
+        "mbs": config.micro_batch_size,
+        "gbs": config.global_batch_size,
+        "recompute": _recompute(config.recompute_granularity),
+        "recompute_modules": values.get("model.recompute_modules"),
+        "recompute_num_layers": values.get("model.recompute_num_layers"),
+        "grad_reduce_in_fp32": _flag(
+            values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
+        ),
+        "distributed_optimizer": _flag(values, ("ddp.use_distributed_optimizer",), True),
+        "fp8_param": _flag(values, ("mixed_precision.fp8_param_gather", "model.fp8_param"), False),
+        "fsdp": config.fsdp,
+        "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
+        "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
+        "notes": [],
+    }
+
+
+def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        spec = json.loads(args.spec.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UserError(f"cannot read spec file {args.spec}: {error.strerror}") from error
+    except json.JSONDecodeError as error:
+        raise UserError(f"spec file {args.spec} is not JSON: {error.msg} (line {error.lineno})") from error
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
+        raise UserError('spec file needs a "model" object with Megatron TransformerConfig fields')
+    model, train = spec["model"], spec.get("train") or {}
+    missing = [
+        k
+        for k in ("num_layers", "hidden_size", "num_attention_heads", "vocab_size", "seq_length")
+        if k not in model
+    ]
+    if missing:
+        raise UserError(f"spec model is missing {', '.join(missing)}")
+    unknown = sorted(set(model) - set(SPEC_ARCH_FIELDS) - set(SPEC_RUN_FIELDS))
+    fields = {k: model[k] for k in SPEC_ARCH_FIELDS if model.get(k) is not None}
+    first_dense, freq = _layer_freq(model.get("moe_layer_freq"), int(model["num_layers"]))
+    untie = model.get("untie_embeddings_and_output_weights")
+    tied = (not untie) if untie is not None else bool(model.get("share_embeddings_and_output_weights", True))
+    try:
+        arch = ModelArch(
+            hf_model_id=str(spec.get("name", args.spec.stem)),
+            family="spec",
+            source=str(args.spec),
+            tied_embeddings=tied,
+            moe_first_k_dense=first_dense,
+            moe_layer_freq=freq,
+            **fields,
+        )
+    except ValueError as error:
+        raise UserError(f"spec model fields are not valid: {error}") from error
+    ddp = spec.get("ddp") or {}
+    tp = int(model.get("tensor_model_parallel_size", 1))
+    notes = [f"spec fields not used by the estimator: {', '.join(unknown)}"] if unknown else []
+    return {
+        "arch": arch,
+        "cluster": _cluster(args, spec.get("cluster")),
+        "mode": spec.get("mode", "pretrain"),
+        "precision": str(spec.get("mixed_precision") or "bf16"),
+        "seq_length": int(model["seq_length"]),
+        "tp": tp,
+        "pp": int(model.get("pipeline_model_parallel_size", 1)),
+        "vp": model.get("virtual_pipeline_model_parallel_size"),
+        "cp": int(model.get("context_parallel_size", 1)),
+        "ep": int(model.get("expert_model_parallel_size", 1)),
+        "etp": model.get("expert_tensor_parallel_size"),
+        "sp": bool(model.get("sequence_parallel", tp > 1)),
+        "mbs": int(train.get("micro_batch_size", 1)),
+        "gbs": int(train.get("global_batch_size", 1)),
+        "recompute": _recompute(model.get("recompute_granularity")),
+        "recompute_modules": model.get("recompute_modules"),
+        "recompute_num_layers": model.get("recompute_num_layers"),
+        "grad_reduce_in_fp32": bool(ddp.get("grad_reduce_in_fp32", True)),
+        "distributed_optimizer": bool(ddp.get("use_distributed_optimizer", True)),
+        "fp8_param": bool(model.get("fp8_param", False)),
+        "fsdp": bool(ddp.get("use_megatron_fsdp", False)),
+        "cuda_graphs": model.get("cuda_graph_impl") not in (None, "none"),
+        "mtp_layers": int(model.get("mtp_num_layers") or 0),
+        "notes": notes,
+    }
+
+
+def _layer_freq(value: Any, layers: int) -> tuple[int | None, int | None]:
+    """(first dense layers, frequency) from moe_layer_freq: an int, or a 0/1 list like [0]*3+[1]*58."""
+    if value is None or isinstance(value, int):
+        return None, value
+    if isinstance(value, list) and all(v in (0, 1) for v in value) and len(value) == layers:
+        first = value.index(1) if 1 in value else layers
+        if all(value[first:]):
+            return first, 1
+    raise UserError("moe_layer_freq must be an int or a 0/1 list of dense layers followed by MoE layers")
+
+
+def _recompute(value: Any) -> str | None:
+    if value in (None, "none", "None", ""):
+        return None
+    if value not in ("selective", "full"):
+        raise UserError(f"recompute_granularity must be selective, full or null, not {value!r}")
+    return value
+
+
+def _flag(values: dict[str, Any], keys: tuple[str, ...], default: bool) -> bool:
+    for key in keys:
+        if isinstance(values.get(key), bool):
+            return values[key]
+    return default
+
+
+# ---------------------------------------------------------------- text output
+
+
+def render_text(result: dict[str, Any]) -> str:
+    title = (
+        f"{result['model']} {result['mode']} {result['precision']} on {result['cluster']['num_gpus']}× "
+        f"{result['cluster']['gpu_type']} (seq {result['seq_length']})"
+    )
+    lines = [title] + (
+        _render_plan(result) if "plan" in result else [f"recipe layout: {result['plan_error']}"]
+    )
+    for item in result.get("search", []):
+        p = item["plan"]
+        lines.append(
+            f"#{item['rank']} TP{p['tp']} PP{p['pp']} VP{p['vp'] or '-'} CP{p['cp']} EP{p['ep']} "
+            f"MBS{p['mbs']} recompute={item['recompute']}: " + "; ".join(item["reasons"])
+        )
+    near = result.get("nearest_fit")
+    if near:
+        lean = near["leanest"]
+        if lean:
+            lines.append(
+                f"no layout fits: the leanest needs {lean['memory']['peak_bytes'] / GIB:.1f} GiB per GPU "
+                f"of {lean['memory']['usable_bytes'] / GIB:.1f} GiB"
+            )
+        if near["min_gpus"]:
+            p = near["min_gpus_layout"]["plan"]
+            lines.append(
+                f"fewest GPUs that fit: {near['min_gpus']} (TP{p['tp']} PP{p['pp']} VP{p['vp'] or '-'} "
+                f"CP{p['cp']} EP{p['ep']})"
+            )
+    return "\n".join(lines)
+
+
+def _render_plan(result: dict[str, Any]) -> list[str]:
+    mem, speed, plan = result["memory"], result["throughput"], result["plan"]
+    verdict = "fits" if mem["fits"] else "does NOT fit"
+    if mem["tight"]:
+        verdict += " (tight: within the estimator's ~10% error)"
+    lines = [
+        f"layout: TP{plan['tp']} PP{plan['pp']} VP{plan['vp'] or '-'} CP{plan['cp']} EP{plan['ep']} "
+        f"DP{plan['dp']} MBS{plan['mbs']} GBS{plan['gbs']} GA{plan['ga']} recompute={result['recompute']}",
+        f"memory: {mem['peak_bytes'] / GIB:.1f} GiB peak of {mem['usable_bytes'] / GIB:.1f} GiB usable "
+        f"-> {verdict} "
+        f"(margin {mem['margin_bytes'] / GIB:+.1f} GiB, {mem['stage']} pipeline stage)",
+        "  " + ", ".join(f"{k} {v / GIB:.1f}" for k, v in mem["breakdown"].items()) + " GiB",
+        f"throughput: {speed['tokens_per_sec_per_gpu']:,.0f} tokens/s/GPU, "
+        f"{speed['model_tflops_per_gpu']:,.0f} "
+        f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s",
+    ]
+    for finding in result.get("findings", []):
+        lines.append(f"{finding['severity']}: {finding['message']}")
+    if "time_to_train_s" in result:
+        lines.append(f"time to train: {result['time_to_train_s'] / 86400:.1f} days")
+    return lines

@@ -1,0 +1,197 @@
+"""`autorecipe recipes list|show|diff|index`: browse the bundled recipe catalogs or index any source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from assistant.errors import UserError
+
+recipes_app = typer.Typer(
+    help="Browse Megatron-Bridge recipes per version (read from source, never guessed).", no_args_is_help=True
+)
+
+KINDS = ("library", "benchmark")
+MODES = ("pretrain", "sft", "peft")
+
+
+def _par(record: Any) -> str:
+    p = record.parallelism
+    parts = [f"TP{p.tp or 1}", f"PP{p.pp or 1}"]
+    parts += [
+        f"{label}{value}"
+        for label, value in (("VP", p.vp), ("CP", p.cp), ("EP", p.ep), ("ETP", p.etp))
+        if value not in (None, 1)
+    ]
+    return " ".join(parts)
+
+
+@recipes_app.command("list")
+def list_recipes(
+    version: str = typer.Option(None, "--version", help="Megatron-Bridge version (default 0.6.0)."),
+    family: str = typer.Option(None, "--family", help="Model family, e.g. llama, qwen, deepseek."),
+    mode: str = typer.Option(None, "--mode", help="pretrain, sft or peft."),
+    kind: str = typer.Option(None, "--kind", help="library or benchmark."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array of full records."),
+) -> None:
+    """List recipes of one version, optionally filtered."""
+    from assistant.catalog import find_recipes
+
+    if kind is not None and kind not in KINDS:
+        raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
+    if mode is not None and mode not in MODES:
+        raise UserError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
+    records = find_recipes(version=version, family=family, mode=mode, kind=kind)
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in records], indent=1))
+        return
+    table = Table(title=f"{len(records)} recipes")
+    table.add_column("name", overflow="fold")
+    for column in ("kind", "mode", "parallelism", "seq", "GBS", "min GPUs", "GPUs in name"):
+        table.add_column(column, no_wrap=True)
+    for r in records:
+        table.add_row(
+            r.name if r.name == r.canonical else f"{r.name} -> {r.canonical}",
+            r.kind,
+            r.mode or "",
+            _par(r),
+            str(r.seq_length or ""),
+            str(r.global_batch_size or ""),
+            str(r.min_gpus or ""),
+            f"{r.encoded_gpus or ''} {r.gpu_type or ''}".strip(),
+        )
+    Console().print(table)
+
+
+@recipes_app.command("show")
+def show(
+    name: str = typer.Argument(..., help="Recipe function name or alias."),
+    version: str = typer.Option(None, "--version", help="Megatron-Bridge version (default 0.6.0)."),
+    kind: str = typer.Option(None, "--kind", help="library or benchmark (when a name is both)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full record as JSON."),
+) -> None:
+    """Show one recipe's values and where they were read from."""
+    from assistant.catalog import resolve_recipe
+
+    record = resolve_recipe(name, version=version, kind=kind)
+    if as_json:
+        typer.echo(json.dumps(record.to_json(), indent=1))
+        return
+    console = Console()
+    console.print(f"[bold]{record.name}[/bold] ({record.kind}, Megatron-Bridge {record.version})")
+    if record.canonical != record.name:
+        console.print(f"alias of {record.canonical}")
+    rows = [
+        ("family / mode", f"{record.family} / {record.mode}"),
+        ("HF model", record.hf_model_id),
+        ("parallelism", _par(record) + (" SP" if record.parallelism.sp else "")),
+        ("seq length", record.seq_length),
+        ("model seq length", record.model_seq_length),
+        ("global / micro batch", f"{record.global_batch_size} / {record.micro_batch_size}"),
+        ("min GPUs (PP·max(TP·CP, EP·ETP))", record.min_gpus),
+        (
+            "GPUs / type / variant in name",
+            f"{record.encoded_gpus} / {record.gpu_type} / {record.gpu_variant}",
+        ),
+        ("precision", record.precision),
+        ("peft", record.peft),
+        ("recompute", record.recompute),
+        ("cuda graph", record.cuda_graph.model_dump() if record.cuda_graph else None),
+        ("fsdp / packed", f"{record.fsdp} / {record.packed_sequence}"),
+        ("aliases", ", ".join(record.aliases) or None),
+        ("source", f"{record.source.path}:{record.source.line}"),
+    ]
+    for label, value in rows:
+        console.print(f"  {label}: {value}")
+    for field, reason in record.unknown.items():
+        console.print(f"  [yellow]unknown[/yellow] {field}: {reason}")
+
+
+def _flat(record: Any) -> dict[str, Any]:
+    data = record.to_json()
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in {"fields", "unknown", "version", "source"}:
+            continue
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    flat.update({f"fields.{k}": v for k, v in data["fields"].items()})
+    return flat
+
+
+@recipes_app.command("diff")
+def diff(
+    name: str = typer.Argument(..., help="Recipe name or alias."),
+    from_version: str = typer.Option(..., "--from", help="Older version."),
+    to_version: str = typer.Option(..., "--to", help="Newer version."),
+    kind: str = typer.Option(None, "--kind", help="library or benchmark."),
+    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+) -> None:
+    """Field-by-field differences of one recipe name between two versions."""
+    from assistant.catalog import resolve_recipe
+
+    old = _flat(resolve_recipe(name, version=from_version, kind=kind))
+    new = _flat(resolve_recipe(name, version=to_version, kind=kind))
+    changes = [
+        {"field": key, "from": old.get(key), "to": new.get(key)}
+        for key in sorted(set(old) | set(new))
+        if old.get(key) != new.get(key)
+    ]
+    if as_json:
+        typer.echo(json.dumps(changes, indent=1))
+        return
+    if not changes:
+        typer.echo(f"{name}: no differences between {from_version} and {to_version}")
+        return
+    table = Table(title=f"{name}: {from_version} -> {to_version} ({len(changes)} changes)")
+    for column in ("field", from_version, to_version):
+        table.add_column(column)
+    for change in changes:
+        table.add_row(change["field"], json.dumps(change["from"]), json.dumps(change["to"]))
+    Console().print(table)
+
+
+@recipes_app.command("index")
+def index(
+    path: Path = typer.Argument(..., help="Checkout, installed megatron/bridge dir or .whl file."),
+    out: Path = typer.Option(..., "--out", help="Catalog JSON to write (atomically)."),
+    version: str = typer.Option(None, "--version", help="Version label (default: detected from the source)."),
+) -> None:
+    """Extract every recipe from any Megatron-Bridge source without importing or running it."""
+    from assistant.catalog import source_version
+    from assistant.records import CatalogSource
+    from ingest.recipes.build import build_catalog, write_catalog
+    from ingest.recipes.sources import open_source
+
+    try:
+        tree = open_source(path)
+    except (FileNotFoundError, OSError, ValueError) as error:
+        raise UserError(str(error)) from error
+    label = version or (source_version(path) if path.is_dir() else _wheel_version(path)) or "unknown"
+    source = CatalogSource(kind=tree.kind, ref=str(path))  # type: ignore[arg-type]
+    catalog = build_catalog(tree, label, source)
+    written = write_catalog(catalog, out)
+    counts = {k: sum(1 for r in catalog.recipes if r.kind == k) for k in KINDS}
+    for warning in catalog.warnings[:20]:
+        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+    typer.echo(
+        f"wrote {written}: {counts['library']} library and {counts['benchmark']} benchmark recipes "
+        f"(version {label})"
+    )
+
+
+def _wheel_version(path: Path) -> str | None:
+    parts = path.name.split("-")
+    return parts[1] if path.suffix == ".whl" and len(parts) > 2 else None
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `recipes` command group to the root app."""
+    app.add_typer(recipes_app, name="recipes")

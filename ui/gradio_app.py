@@ -1,0 +1,180 @@
+"""Gradio 6 chat: a streaming conversation beside a panel with the structured recommendation.
+
+Thin by design: it replays the conversation's user turns into a Conversation (so the page itself holds
+no state), calls assistant.service.ask, and renders the Answer. No rule lives here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr  # noqa: E402
+
+from assistant import catalog as catalogs  # noqa: E402
+from assistant.records import Answer  # noqa: E402
+from assistant.service import EXAMPLES, ask  # noqa: E402
+from assistant.session import Conversation  # noqa: E402
+from assistant.settings import Settings, get_settings  # noqa: E402
+from assistant.understand import understand  # noqa: E402
+
+TITLE = "Auto Recipe — Megatron-Bridge recipe assistant"
+DESCRIPTION = (
+    "Ask in English or Chinese: model, GPUs, goal (pretrain / SFT / LoRA), sequence length. "
+    "Recipe names, numbers and commands come from the recipe catalog of the selected version and the "
+    "rule module; passages are cited."
+)
+EMPTY_PANEL = ("_No recipe yet._", "", "", "")
+
+
+def message_text(message) -> str:
+    """Gradio 6 content is a string or a list of blocks; keep the text."""
+    content = message.get("content") if isinstance(message, dict) else message
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return ""
+
+
+def replay(history: list, version: str) -> Conversation:
+    """Rebuild the conversation's slot memory from earlier user turns."""
+    from assistant.service import version_context
+
+    ctx = version_context(version)
+    conversation = Conversation()
+    for turn in history or []:
+        if isinstance(turn, dict) and turn.get("role") == "user":
+            text = message_text(turn)
+            slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
+            conversation.update(slots, text=text)
+    return conversation
+
+
+def recipe_card(answer: Answer) -> str:
+    recipe = answer.recipe
+    if recipe is None:
+        return "_No recipe for this turn._"
+    lines = [
+        f"### `{recipe.name}`",
+        f"Megatron-Bridge {answer.version} · {recipe.kind} · {recipe.mode or '-'}",
+    ]
+    if recipe.canonical != recipe.name:
+        lines.append(f"alias of `{recipe.canonical}`")
+    if answer.plan:
+        plan = answer.plan
+        lines.append(
+            "| TP | PP | VP | CP | EP | DP | MBS | GA | GBS | GPUs |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n"
+            + "| "
+            + " | ".join(
+                _cell(plan.get(k))
+                for k in ("tp", "pp", "vp", "cp", "ep", "dp", "mbs", "ga", "gbs", "num_gpus")
+            )
+            + " |"
+        )
+    if answer.dataset:
+        lines.append(f"dataset preset: `{answer.dataset}`")
+    if answer.fit:
+        lines.append(f"fit: **{answer.fit.get('status')}**")
+    return "\n\n".join(lines)
+
+
+def _cell(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def wrapped(command: str) -> str:
+    """One flag per line (shell continuations), so a long launch command reads and copies cleanly."""
+    if "\n" in command:
+        return command
+    return re.sub(r" (?=--|'|scripts/)", " \\\n    ", command)
+
+
+def main_command(answer: Answer) -> str:
+    commands = answer.commands
+    if answer.recipe is not None and answer.recipe.kind == "benchmark" and commands.benchmark:
+        return wrapped(commands.benchmark)
+    return wrapped(commands.torchrun or commands.multinode or "")
+
+
+def findings_panel(answer: Answer) -> str:
+    key = "message_zh" if answer.language == "zh" else "message"
+    rows = [f"- **{f['severity']}** `{f['id']}`: {f.get(key) or f['message']}" for f in answer.findings]
+    return "\n".join(rows) or "_No findings._"
+
+
+def sources_panel(answer: Answer) -> str:
+    return "\n".join(f"- [{c.n}] `{c.source}` — {c.heading}" for c in answer.citations) or "_No sources._"
+
+
+def respond(
+    message, history: list, version: str, language: str, settings: Settings | None = None
+) -> Iterator:
+    """Stream the answer section by section, then fill the side panel."""
+    text = message_text(message)
+    conversation = replay(history, version)
+    answer = ask(text, version=version, conversation=conversation, lang=language, settings=settings)
+    sections = answer.answer_markdown.split("\n\n")
+    shown = ""
+    for section in sections[:-1]:
+        shown += section + "\n\n"
+        yield shown, *EMPTY_PANEL
+    yield (
+        answer.answer_markdown,
+        recipe_card(answer),
+        main_command(answer),
+        findings_panel(answer),
+        sources_panel(answer),
+    )
+
+
+def build_demo(settings: Settings | None = None) -> gr.Blocks:
+    settings = settings or get_settings()
+    versions = catalogs.available_versions()
+    default = catalogs.DEFAULT_VERSION if catalogs.DEFAULT_VERSION in versions else versions[-1]
+
+    def chat_fn(message, history, version, language):
+        yield from respond(message, history, version, language, settings)
+
+    with gr.Blocks(title=TITLE) as demo:
+        gr.Markdown(f"# {TITLE}\n{DESCRIPTION}")
+        with gr.Row():
+            with gr.Column(scale=3):
+                with gr.Row():
+                    version = gr.Dropdown(versions, value=default, label="Megatron-Bridge version")
+                    language = gr.Dropdown(["auto", "en", "zh"], value="auto", label="Answer language")
+                card = gr.Markdown(EMPTY_PANEL[0], render=False)
+                command = gr.Code(label="Launch command", language="shell", render=False)
+                findings = gr.Markdown(render=False)
+                sources = gr.Markdown(render=False)
+                gr.ChatInterface(
+                    fn=chat_fn,
+                    additional_inputs=[version, language],
+                    additional_outputs=[card, command, findings, sources],
+                    examples=[[q, default, "auto"] for q in EXAMPLES["en"] + EXAMPLES["zh"]],
+                    run_examples_on_click=False,
+                    api_name="chat",
+                    fill_height=True,
+                    chatbot=gr.Chatbot(height=620, label="Auto Recipe"),
+                    textbox=gr.Textbox(
+                        placeholder="e.g. Qwen3 30B-A3B SFT on 16 H100 / 在16张H100上对Qwen3-30B-A3B做SFT",
+                        submit_btn=True,
+                    ),
+                )
+            with gr.Column(scale=2):
+                gr.Markdown("### Recommendation")
+                card.render()
+                command.render()
+                gr.Markdown("### Checks and pitfalls")
+                findings.render()
+                gr.Markdown("### Sources")
+                sources.render()
+    return demo
+
+
+def launch(host: str = "127.0.0.1", port: int = 7860, settings: Settings | None = None) -> None:
+    build_demo(settings).queue().launch(server_name=host, server_port=port, share=False, show_error=True)

@@ -1,0 +1,452 @@
+"""Slack front end: app mentions and direct messages answered in their thread with Block Kit.
+
+Thin on purpose: every recipe, number and command comes from `assistant.service.ask`. This module only
+turns an Answer into Slack blocks, keeps one Conversation per thread, acks before doing the work (Slack
+wants an answer within 3 s) and drops Slack's redeliveries so a question is answered once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Executor
+from functools import partial
+from typing import Any
+
+from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt.error import BoltError
+from slack_sdk import WebClient
+
+from assistant.compose import CLASS_ZH, t
+from assistant.errors import UserError
+from assistant.records import Answer
+from assistant.service import ask
+from assistant.session import Conversation
+from assistant.settings import Settings, get_settings
+from assistant.understand import detect_language
+
+log = logging.getLogger(__name__)
+
+AnswerFn = Callable[..., Answer]
+Block = dict[str, Any]
+
+SECTION_LIMIT = 3000  # Slack rejects a section whose text is longer
+MAX_BLOCKS = 50  # Slack rejects a message with more blocks
+THREADS = 1000  # conversations remembered (least recently used forgotten first)
+SEEN_EVENTS = 10_000  # event keys remembered to recognise redeliveries
+DEFAULT_PORT = 3000
+
+BENCHMARK_NOTE = (
+    "⚠️ Benchmark recipe: mock data and a fixed number of steps, to measure throughput. "
+    "Not a production recipe.",
+    "⚠️ 基准测试配方：使用模拟数据、固定步数测量吞吐，不是生产训练配方。",
+)
+APOLOGY = ("Sorry, I could not answer that: {error}", "抱歉，无法回答这个问题：{error}")
+SEVERITY_ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
+PLAN_KEYS = ("tp", "pp", "vp", "cp", "ep", "etp", "sp", "dp", "mbs", "ga", "gbs")
+FIT_WORDS = {"fits": ("yes", "可以"), "does-not-fit": ("no", "不够"), "unknown": ("unknown", "无法判断")}
+
+
+def _say(pair: tuple[str, str], lang: str, **values: Any) -> str:
+    return (pair[1] if lang == "zh" else pair[0]).format(**values)
+
+
+# ---------------------------------------------------------------- bounded memories
+
+
+class ThreadMemory:
+    """The Conversation of each Slack thread (least recently used dropped first) and a lock per thread,
+    so two quick messages in one thread update its slots one after the other."""
+
+    def __init__(self, maxsize: int = THREADS) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[Hashable, tuple[Conversation, threading.Lock]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> tuple[Conversation, threading.Lock]:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                item = self._items[key] = (Conversation(), threading.Lock())
+            self._items.move_to_end(key)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+            return item
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+
+class SeenEvents:
+    """Keys of the events already taken (bounded), to recognise Slack's redeliveries."""
+
+    def __init__(self, maxsize: int = SEEN_EVENTS) -> None:
+        self.maxsize = maxsize
+        self._keys: OrderedDict[Hashable, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def first_time(self, keys: list[Hashable]) -> bool:
+        """True (and remember the keys) when none of them was seen before."""
+        with self._lock:
+            if any(key in self._keys for key in keys):
+                return False
+            for key in keys:
+                self._keys[key] = None
+            while len(self._keys) > self.maxsize:
+                self._keys.popitem(last=False)
+            return True
+
+
+# ---------------------------------------------------------------- Slack text in and out
+
+_MENTION = re.compile(r"<@[UWB][A-Z0-9]+(?:\|[^<>]*)?>")
+_SLACK_LINK = re.compile(r"<([^<>|]+)(?:\|([^<>]*))?>")
+_MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+")
+_FENCE = "```"
+
+
+def question_text(text: str) -> str:
+    """The user's words: bot mentions removed, Slack links and escapes undone."""
+    text = _MENTION.sub(" ", text or "")
+    text = _SLACK_LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, escaped as its API requires."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _inline(line: str) -> str:
+    line = escape(line)
+    heading = _HEADING.match(line)
+    if heading:
+        return f"*{heading.group(1).replace('**', '')}*"
+    line = _BULLET.sub(lambda m: f"{m.group(1)}• ", line)
+    line = _BOLD.sub(r"*\1*", line)
+    return _MD_LINK.sub(r"<\2|\1>", line)
+
+
+def _table(rows: list[str]) -> list[str]:
+    """Slack has no tables: the header row in bold, then one bullet per row."""
+    cells = [[cell.strip() for cell in row.strip().strip("|").split("|")] for row in rows]
+    cells = [row for row in cells if not all(set(cell) <= set("-: ") for cell in row)]
+    if not cells:
+        return []
+    head, *body = cells
+    return [f"*{' · '.join(_inline(c).replace('*', '') for c in head)}*"] + [
+        "• " + " · ".join(_inline(c) for c in row) for row in body
+    ]
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """GitHub Markdown -> Slack mrkdwn: *bold*, headings, links, bullets, tables, bare code fences."""
+    out: list[str] = []
+    table: list[str] = []
+    in_code = False
+    for line in markdown.splitlines():
+        if not in_code and line.lstrip().startswith("|"):
+            table.append(line)
+            continue
+        out += _table(table)
+        table = []
+        if line.lstrip().startswith(_FENCE):
+            in_code = not in_code
+            out.append(_FENCE)  # Slack would print a language tag as text
+        elif in_code:
+            out.append(escape(line))
+        else:
+            out.append(_inline(line))
+    out += _table(table)
+    if in_code:
+        out.append(_FENCE)
+    return "\n".join(out)
+
+
+def split_sections(text: str, limit: int = SECTION_LIMIT) -> list[str]:
+    """Cut mrkdwn into pieces within Slack's section limit, closing and reopening a code fence at a cut."""
+    budget = limit - 2 * (len(_FENCE) + 1)
+    lines: list[str] = []
+    for line in text.splitlines():
+        lines += [line[i:i + budget] for i in range(0, len(line), budget)] or [""]
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    in_code = False
+    for line in lines:
+        closing = line == _FENCE and in_code
+        if current and size + len(line) + 1 > budget and not closing:
+            pieces.append("\n".join([*current, _FENCE] if in_code else current))
+            current = [_FENCE] if in_code else []
+            size = sum(len(part) + 1 for part in current)
+        current.append(line)
+        size += len(line) + 1
+        if line == _FENCE:
+            in_code = not in_code
+    if current:
+        pieces.append("\n".join(current))
+    return [piece for piece in pieces if piece.strip()]
+
+
+# ---------------------------------------------------------------- Answer -> Block Kit
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _sections(text: str) -> list[Block]:
+    return [_section(piece) for piece in split_sections(text)]
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_LIMIT]}]}
+
+
+def main_command(answer: Answer) -> tuple[str, str] | None:
+    """(label key, command): a benchmark recipe's launcher, else the single-node command, else the
+    multi-node one (the rule module leaves `torchrun` empty when the plan needs more than one node)."""
+    commands = answer.commands
+    if answer.recipe is not None and answer.recipe.kind == "benchmark" and commands.benchmark:
+        return "benchmark_cmd", commands.benchmark
+    if commands.torchrun:
+        return "single", commands.torchrun
+    if commands.multinode:
+        return "multinode", commands.multinode
+    return None
+
+
+def _recipe_text(answer: Answer) -> str:
+    recipe = answer.recipe
+    name = f"`{recipe.name}`" + (f" → `{recipe.canonical}`" if recipe.canonical != recipe.name else "")
+    version = t("version", answer.language, v=answer.version)
+    return f"*{t('recipe', answer.language)}:* {name}\n{version} · {recipe.kind}"
+
+
+def _plan_text(answer: Answer) -> str:
+    lang = answer.language
+    gpus = (answer.plan or {}).get("num_gpus") or answer.slots.num_gpus or "?"
+    gpu = (answer.slots.gpu_type or "GPU").upper()
+    if answer.plan is None:
+        lines = [t("no_plan", lang, n=gpus, gpu=gpu)]
+    else:
+        shown = " · ".join(f"{key.upper()} {answer.plan[key]}" for key in PLAN_KEYS
+                           if answer.plan.get(key) is not None)
+        lines = [f"*{t('plan', lang, n=gpus, gpu=gpu)}:* {shown}"]
+    if answer.overrides:
+        lines.append(f"*{t('overrides', lang)}*")
+        for item in answer.overrides:
+            reason = (item.get("reason_zh") or item["reason"]) if lang == "zh" else item["reason"]
+            klass = CLASS_ZH.get(item["class"], item["class"]) if lang == "zh" else item["class"]
+            lines.append(f"• `{item['key']}={item['value']}` ({klass}) — {escape(reason)}")
+    if answer.fit:
+        note = answer.fit.get("note")
+        status = answer.fit.get("status")
+        line = f"*{t('fit', lang)}* {_say(FIT_WORDS[status], lang) if status in FIT_WORDS else status}"
+        peak, usable = answer.fit.get("peak_bytes"), answer.fit.get("usable_bytes")
+        if peak and usable:
+            line += f" — {peak / 1e9:.1f} GB / {usable / 1e9:.1f} GB"
+        lines.append(line + (f" ({escape(note)})" if note else ""))
+    return "\n".join(lines)
+
+
+def _command_text(answer: Answer, label: str, command: str) -> str:
+    lang = answer.language
+    head = f"*{t('launch', lang)}*"
+    if answer.dataset:
+        head += f" ({t('dataset', lang)}: `{answer.dataset}`)"
+    return "\n".join([head, f"_{t(label, lang)}_", _FENCE, escape(command.rstrip()), _FENCE])
+
+
+def _findings_text(answer: Answer) -> str:
+    lang = answer.language
+    lines = [f"*{t('findings', lang)}*"]
+    for item in answer.findings:
+        message = (item.get("message_zh") or item["message"]) if lang == "zh" else item["message"]
+        line = f"{SEVERITY_ICON.get(item['severity'], '•')} `{item['id']}`: {escape(message)}"
+        if item.get("fix"):
+            line += f" — {t('fix', lang)}: `{escape(item['fix'])}`"
+        lines.append(line)
+        if item.get("upstream_error"):
+            lines.append(f"    {t('upstream', lang)}: `{escape(item['upstream_error'])}`")
+    return "\n".join(lines)
+
+
+def answer_blocks(answer: Answer) -> tuple[str, list[Block]]:
+    """The Slack message for one Answer: (notification text, Block Kit blocks)."""
+    lang = answer.language
+    chosen = main_command(answer)
+    if answer.recipe is None or chosen is None:
+        # A clarifying question, a decline, a passage, a comparison or a validation verdict: the prose.
+        body = to_mrkdwn(answer.answer_markdown)
+        return body[:SECTION_LIMIT], _sections(body)[:MAX_BLOCKS]
+    blocks = [_section(_recipe_text(answer))]
+    if answer.recipe.kind == "benchmark":
+        blocks.append(_context(_say(BENCHMARK_NOTE, lang)))
+    blocks += _sections(_plan_text(answer))
+    blocks += _sections(_command_text(answer, *chosen))
+    if answer.findings:
+        blocks += _sections(_findings_text(answer))
+    if answer.checklist:
+        items = "\n".join(f"{n}. {to_mrkdwn(item)}" for n, item in enumerate(answer.checklist, 1))
+        blocks += _sections(f"*{t('checklist', lang)}*\n{items}")
+    if answer.citations:
+        cited = "\n".join(f"[{c.n}] `{escape(c.source)}` — {escape(c.heading)}" for c in answer.citations)
+        blocks.append(_context(f"*{t('sources', lang)}*\n{cited}"))
+    if answer.follow_up:
+        blocks.append(_context(to_mrkdwn("\n".join(answer.follow_up))))
+    text = f"{t('recipe', lang)}: {answer.recipe.name} — {t('version', lang, v=answer.version)}"
+    return escape(text), blocks[:MAX_BLOCKS]
+
+
+def apology(error: Exception, question: str) -> str:
+    message = (str(error) or type(error).__name__)[:500]
+    return escape(_say(APOLOGY, detect_language(question), error=message))
+
+
+# ---------------------------------------------------------------- the Bolt app
+
+
+def _from_a_person(event: dict) -> bool:
+    """Bots (including this one) and edits/joins (subtypes) are never answered, so bots cannot loop."""
+    return not event.get("bot_id") and not event.get("subtype")
+
+
+def _direct_message(event: dict) -> bool:
+    return event.get("channel_type") == "im" and _from_a_person(event)
+
+
+def _acknowledge(ack) -> None:
+    ack()
+
+
+def _ignore_other_messages() -> None:
+    """Channel messages, edits and bot posts: acknowledged (so Slack does not retry) and not answered."""
+
+
+class SlackAssistant:
+    """What one Slack app remembers: each thread's Conversation and the events already taken."""
+
+    def __init__(self, answer_fn: AnswerFn) -> None:
+        self.answer_fn = answer_fn
+        self.memory = ThreadMemory()
+        self.seen = SeenEvents()
+
+    def drop_redelivery(self, req: BoltRequest, body: dict, next) -> BoltResponse | None:  # noqa: A002
+        """Listener middleware: a Slack retry (same event_id) or the same message delivered again (same
+        channel and ts, e.g. as app_mention and message.im) is acknowledged and not answered twice.
+        A retry of an event this process never saw (say, after a restart) is still answered."""
+        if req.lazy_only:
+            return next()
+        event = body.get("event") or {}
+        keys: list[Hashable] = []
+        if body.get("event_id"):
+            keys.append(("event", body["event_id"]))
+        if event.get("channel") and event.get("ts"):
+            keys.append(("message", event["channel"], event["ts"]))
+        if self.seen.first_time(keys):
+            return next()
+        retry = req.headers.get("x-slack-retry-num", ["-"])[0]
+        log.info("ignored a redelivered event %s (retry %s)", body.get("event_id"), retry)
+        return BoltResponse(status=200, body="")
+
+    def answer(self, event: dict, client: WebClient) -> None:
+        """Lazy listener (runs after the ack): answer one message in its thread with one chat.postMessage."""
+        channel = event["channel"]
+        thread_ts = event.get("thread_ts") or event["ts"]
+        question = question_text(event.get("text", ""))
+        conversation, lock = self.memory.get((channel, thread_ts))
+        try:
+            with lock:
+                answer = self.answer_fn(question, conversation=conversation)
+            text, blocks = answer_blocks(answer)
+        except Exception as error:  # noqa: BLE001 - one failed answer must not take the bot down
+            if not isinstance(error, UserError):
+                log.exception("answering %r failed", question[:200])
+            text = apology(error, question)
+            blocks = [_section(text)]
+        try:
+            client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks,
+                                    unfurl_links=False, unfurl_media=False)
+        except Exception:  # noqa: BLE001 - Slack down or the message rejected: log, keep serving
+            log.exception("posting the answer to %s/%s failed", channel, thread_ts)
+
+
+def build_app(
+    *,
+    client: WebClient | None = None,
+    signing_secret: str | None = None,
+    answer_fn: AnswerFn = ask,
+    token: str | None = None,
+    executor: Executor | None = None,
+) -> App:
+    """The Bolt app. Tests pass a `client` whose base_url is a local fake Slack API (nothing calls slack.com)
+    and may pass the `executor` that runs the listeners, to wait for their work to finish."""
+    assistant = SlackAssistant(answer_fn)
+    app = App(client=client, token=None if client is not None else token, signing_secret=signing_secret,
+              listener_executor=executor)
+    app.event("app_mention", matchers=[_from_a_person], middleware=[assistant.drop_redelivery])(
+        ack=_acknowledge, lazy=[assistant.answer])
+    app.event("message", matchers=[_direct_message], middleware=[assistant.drop_redelivery])(
+        ack=_acknowledge, lazy=[assistant.answer])
+    app.event("message")(_ignore_other_messages)
+    return app
+
+
+def _env(name: str, prefix: str, what: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise UserError(f"{name} is not set: export {name}=<{what}> (Slack app settings) and run again.")
+    if not value.startswith(prefix):
+        raise UserError(f"{name} should be {what}, which starts with {prefix!r}.")
+    return value
+
+
+def _port() -> int:
+    raw = os.environ.get("AUTORECIPE_SLACK_PORT", str(DEFAULT_PORT)).strip()
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise UserError(f"AUTORECIPE_SLACK_PORT must be a TCP port number (1-65535), not {raw!r}.")
+    return int(raw)
+
+
+def run(settings: Settings | None = None) -> None:
+    """Serve Slack until interrupted: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on
+    AUTORECIPE_SLACK_PORT (default 3000) with SLACK_SIGNING_SECRET checks on every request."""
+    settings = settings or get_settings()
+    bot_token = _env("SLACK_BOT_TOKEN", "xoxb-", "the bot user OAuth token")
+    socket_mode = bool(os.environ.get("SLACK_APP_TOKEN", "").strip())
+    if socket_mode:
+        app_token = _env("SLACK_APP_TOKEN", "xapp-", "an app-level token with connections:write")
+        signing_secret = os.environ.get("SLACK_SIGNING_SECRET", "").strip() or None
+    else:
+        signing_secret = os.environ.get("SLACK_SIGNING_SECRET", "").strip()
+        if not signing_secret:
+            raise UserError("SLACK_SIGNING_SECRET is not set: HTTP mode checks every request's signature. "
+                            "Export it (Basic Information > App Credentials), or set SLACK_APP_TOKEN "
+                            "for Socket Mode.")
+        port = _port()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        app = build_app(token=bot_token, signing_secret=signing_secret,
+                        answer_fn=partial(ask, settings=settings))
+    except (BoltError, OSError) as error:
+        raise UserError(f"Slack did not accept SLACK_BOT_TOKEN ({error}); check the token and that this "
+                        "machine can reach slack.com.") from error
+    if socket_mode:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        SocketModeHandler(app, app_token).start()
+    else:
+        app.start(port=port)
