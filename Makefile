@@ -8,7 +8,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: chat test install install-dev browser lint bench
+.PHONY: chat test eval install install-dev browser bench
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -35,6 +35,11 @@ chat: install
 test: install-dev browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+# Golden Q&A evaluation with its gate (exits non-zero below the thresholds in evals/metrics.py).
+eval: install-dev
+	$(VENV)/bin/autorecipe ingest
+	$(VENV)/bin/autorecipe eval --report evals/reports/latest $(EVAL_ARGS)
 
 bench: install-dev
 	for b in benchmarks/bench_*.py; do $(PY) $$b; done

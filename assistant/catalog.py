@@ -18,12 +18,11 @@ from pathlib import Path
 
 from assistant.errors import UserError
 from assistant.records import Catalog, RecipeRecord
+from assistant.rules.versions import normalize_version, version_key
 from assistant.settings import KNOWLEDGE_BASE
 
 CATALOG_DIR = KNOWLEDGE_BASE / "catalogs"
 DEFAULT_VERSION = "0.6.0"
-# The development snapshot is newer than every release; used when mapping versions to catalogs.
-MAIN_ORDER = (999, 0, 0)
 
 
 def _catalog_dir() -> Path:
@@ -33,14 +32,7 @@ def _catalog_dir() -> Path:
 def available_versions() -> list[str]:
     """Bundled catalog versions, oldest first, "main" last."""
     names = [p.stem for p in _catalog_dir().glob("*.json")]
-    return sorted(names, key=_version_key)
-
-
-def _version_key(version: str) -> tuple[int, int, int]:
-    if version == "main":
-        return MAIN_ORDER
-    numbers = [int(n) for n in re.findall(r"\d+", version)[:3]]
-    return tuple((numbers + [0, 0, 0])[:3])  # type: ignore[return-value]
+    return sorted(names, key=version_key)
 
 
 @lru_cache(maxsize=8)
@@ -65,17 +57,6 @@ def load_catalog(version: str | None = None) -> Catalog:
             f"Available versions: {', '.join(available_versions())}."
         )
     return _load(version)
-
-
-def normalize_version(version: str) -> str:
-    """'v0.6.0' / '0.6' / 'HEAD' -> the catalog key ("0.6.0", "main")."""
-    text = version.strip().lower().removeprefix("v")
-    if text in {"main", "head", "master", "dev"}:
-        return "main"
-    numbers = re.findall(r"\d+", text)
-    if text and re.fullmatch(r"\d+(\.\d+){0,2}", text):
-        return ".".join((numbers + ["0", "0"])[:3])
-    return version.strip()
 
 
 def _index(catalog: Catalog) -> dict[str, list[RecipeRecord]]:
@@ -158,19 +139,19 @@ def nearest_bundled(raw: str) -> str:
     normalized = normalize_version(raw)
     if normalized in versions:
         return normalized
-    key = _version_key(normalized)
+    key = version_key(normalized)
     releases = [v for v in versions if v != "main"]
     if not releases:
         return versions[0] if versions else normalized
-    same_minor = [v for v in releases if _version_key(v)[:2] == key[:2]]
+    same_minor = [v for v in releases if version_key(v)[:2] == key[:2]]
     if same_minor:
         return same_minor[-1]
-    if "main" in versions and key[:2] > _version_key(releases[-1])[:2]:
+    if "main" in versions and key[:2] > version_key(releases[-1])[:2]:
         return "main"
 
     def distance(version: str) -> tuple[int, int]:
-        major, minor, _ = _version_key(version)
-        return (abs(major - key[0]) * 1000 + abs(minor - key[1]), -_version_key(version)[1])
+        major, minor, _ = version_key(version)
+        return (abs(major - key[0]) * 1000 + abs(minor - key[1]), -version_key(version)[1])
 
     return min(releases, key=distance)
 

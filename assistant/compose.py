@@ -83,28 +83,39 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
     smoke_name = smoke.record.name if smoke else None
 
     def ds(name: str | None) -> str:
-        return f"`--dataset {name}`" if name else t("no_dataset", lang)
+        return f"`--dataset {name}`"
 
-    smoke_zh = f"`{smoke_name}` + " if smoke_name else ""
-    smoke_en = f"`{smoke_name}` with " if smoke_name else ""
     if lang == "zh":
+        smoke = f"`{smoke_name}` " if smoke_name else ""
         items = [
             f"库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
-            f"性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`。",
-            f"首次冒烟测试：{smoke_zh}{ds(pretrain_ds)}（模拟数据）。",
-            f"常规 SFT 使用 {ds(sft_ds)}；预训练与模拟验证使用 {ds(pretrain_ds)}。",
+            "性能（基准）配方用于测量吞吐上限，使用模拟数据，"
+            f"不应作为生产训练配方；启动方式：`{bench}`。",
+            f"首次冒烟测试：{smoke}+ {ds(pretrain_ds)}（模拟数据）。"
+            if pretrain_ds
+            else f"首次冒烟测试：{smoke}（预训练配方默认使用模拟数据）。",
+            f"常规 SFT 使用 {ds(sft_ds)}；预训练与模拟验证使用 {ds(pretrain_ds)}。"
+            if sft_ds and pretrain_ds
+            else "该版本的 run_recipe.py 没有 --dataset 参数："
+            "SFT/PEFT 配方自带数据集，预训练配方默认模拟数据。",
             "调整规则：TP 需整除 num_key_value_heads；除非使用 NVL72 级互连，"
             "TP 不跨节点；TP > 1 时开启 SP；长上下文配置 CP；DP 隐式确定；"
             "OOM 时先减小 micro_batch_size。",
         ]
     else:
+        smoke = f"`{smoke_name}` " if smoke_name else "a pretrain recipe "
         items = [
             "Library recipes (`src/megatron/bridge/recipes/`) are for real training and launch with "
             f"`{script}`.",
             "Performance (benchmark) recipes measure upper-bound throughput on mock data and are not "
             f"production recipes; they launch with `{bench}`.",
-            f"First smoke test: {smoke_en}{ds(pretrain_ds)} (mock data).",
-            f"Regular SFT uses {ds(sft_ds)}; pretraining and mock validation use {ds(pretrain_ds)}.",
+            f"First smoke test: {smoke}with {ds(pretrain_ds)} (mock data)."
+            if pretrain_ds
+            else f"First smoke test: {smoke}as is (pretrain recipes default to mock data).",
+            f"Regular SFT uses {ds(sft_ds)}; pretraining and mock validation use {ds(pretrain_ds)}."
+            if sft_ds and pretrain_ds
+            else "This version's run_recipe.py has no --dataset flag: SFT/PEFT recipes bring their own "
+            "dataset, pretrain recipes use mock data by default.",
             "Resizing rules: TP must divide num_key_value_heads; keep TP inside a node unless the GPUs "
             "have an NVL72-class NVLink domain; enable SP when TP > 1; add CP for long context; DP is "
             "implicit; on OOM lower micro_batch_size first.",

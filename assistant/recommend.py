@@ -27,7 +27,7 @@ from assistant.records import (
 )
 from assistant.rules.commands import _serves as preset_serves
 from assistant.rules.commands import choose_dataset, commands
-from assistant.rules.config import parse_overrides
+from assistant.rules.config import build_config, parse_overrides
 from assistant.rules.fit import FitVerdict
 from assistant.rules.resize import resize
 from assistant.rules.validate import validate
@@ -59,8 +59,8 @@ class Recommendation:
     findings: list[Finding] = field(default_factory=list)
     commands: Commands = field(default_factory=Commands)
     fit: FitVerdict | None = None
-    missing: list[str] = field(default_factory=list)
     unknown_model: bool = False
+    switched_to_peft: bool = False
 
     @property
     def recipe(self) -> RecipeRecord | None:
@@ -261,6 +261,16 @@ def typed_overrides(slots: Slots) -> dict:
     return parse_overrides([f"{key}={value}" for key, value in slots.overrides.items()])
 
 
+def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str | None) -> list[Finding]:
+    """When the user asked for a preset we could not use (e.g. `mock` for SFT in 0.6.0), say why."""
+    requested = rec.slots.dataset
+    if not requested or requested == rec.dataset or rec.recipe is None or rec.cluster is None:
+        return []
+    config = build_config(rec.recipe, {}, version=catalog.version, dataset=requested)
+    found = validate(config, rec.arch, rec.cluster, catalog.version, catalog.launcher)
+    return [f for f in found if f.id == "mode-dataset"]
+
+
 def default_gpus_per_node(gpu_type: str | None) -> int:
     """GB200/GB300 NVL72 compute trays hold 4 GPUs; HGX/DGX nodes hold 8."""
     return 4 if gpu_type in NVL72_TYPES else 8
@@ -273,7 +283,10 @@ def cluster_for(slots: Slots, record: RecipeRecord | None) -> Cluster | None:
     if count is None and slots.num_nodes:
         count = slots.num_nodes * per_node
     if count is None and record is not None:
+        # A name's GPU count is a validated layout; a bare minimum of 1 is no advice for full training.
         count = record.encoded_gpus or record.min_gpus
+        if (count or 1) == 1 and (slots.goal or record.mode) != "peft":
+            count = per_node
     if count is None or count < 1:
         return None
     return Cluster(num_gpus=count, gpu_type=gpu_type, gpus_per_node=per_node)
@@ -281,7 +294,12 @@ def cluster_for(slots: Slots, record: RecipeRecord | None) -> Cluster | None:
 
 def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommendation:
     """Choose, size, check and build commands for one request (pure: lookups are passed in)."""
-    rec = Recommendation(slots=slots, version=catalog.version)
+    if slots.num_gpus == 1 and slots.goal in (None, "sft") and slots.intent == "recommend":
+        # One GPU runs only PEFT recipes (the skill's decision tree): answer with the LoRA recipe.
+        slots = slots.model_copy(update={"goal": "peft"})
+        rec = Recommendation(slots=slots, version=catalog.version, switched_to_peft=True)
+    else:
+        rec = Recommendation(slots=slots, version=catalog.version)
     selection: Selection | None
     if slots.intent == "first_try" and not slots.model_stem:
         selection = exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
@@ -316,9 +334,9 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         version=catalog.version,
     )
     rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
-    rec.findings = list(result.findings)
-    if result.config is not None and result.plan is None and not rec.findings:
-        rec.findings = validate(result.config, rec.arch, rec.cluster, catalog.version, catalog.launcher)
+    rec.findings = list(result.findings) + requested_dataset_findings(rec, catalog, mode)
+    if rec.plan is None:
+        return rec  # no launch command for a layout that cannot run
     built = commands(
         catalog.version,
         record,

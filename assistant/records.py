@@ -120,6 +120,8 @@ class LauncherSpec(Record):
     dataset_presets: list[DatasetPreset] = Field(default_factory=list)
     mode_inference: str | None = None
     benchmark: BenchmarkLauncher | None = None
+    # v0.6.0+: scripts/training/setup_experiment.py, the Slurm/NeMo-Run wrapper behind train.sh.
+    slurm: BenchmarkLauncher | None = None
 
 
 class CatalogSource(Record):

@@ -18,7 +18,7 @@ from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, tokenize
 from assistant.records import Hit, SearchResult
 from assistant.settings import Settings, get_settings
-from assistant.vectorstore import make_embeddings, open_current, version_flag
+from assistant.vectorstore import make_embeddings, open_current, single_thread, version_flag
 
 RRF_K = 60
 CANDIDATES = 30
@@ -87,7 +87,10 @@ class HybridRetriever:
         return len(self._ids)
 
     def _dense_ranked(self, text: str, filters: Filters) -> list[tuple[str, float]]:
-        found = self._dense.similarity_search_with_score(text, k=CANDIDATES, filter=filters.chroma_where())
+        with single_thread():
+            found = self._dense.similarity_search_with_score(
+                text, k=CANDIDATES, filter=filters.chroma_where()
+            )
         # Chroma returns cosine distance for a cosine collection.
         return [(doc.metadata["chunk_id"], 1.0 - distance) for doc, distance in found]
 

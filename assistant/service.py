@@ -147,7 +147,12 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     return text
 
 
+QUOTED_PASSAGES = 2
+MAX_QUOTE_CHARS = 1500
+
+
 def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -> str:
+    """Quote the best passages (distinct sections), each marked with its citation number."""
     if not hits:
         return _say(
             lang,
@@ -155,9 +160,16 @@ def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -
             "exact error text.",
             "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
         )
-    best = hits[0]
-    body = best.text.split("\n\n", 1)[-1].strip()
-    return f"{_say(lang, intro_en, intro_zh)} **{best.heading.split(' > ')[-1]}** [1]\n\n{body}"
+    parts, seen = [_say(lang, intro_en, intro_zh)], set()
+    for n, hit in enumerate(hits, 1):
+        if hit.source in seen:
+            continue
+        seen.add(hit.source)
+        body = hit.text.split("\n\n", 1)[-1].strip()[:MAX_QUOTE_CHARS]
+        parts.append(f"**{hit.heading.split(' > ')[-1]}** [{n}]\n\n{body}")
+        if len(seen) == QUOTED_PASSAGES:
+            break
+    return "\n\n".join(parts)
 
 
 def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str, Recommendation | None]:
@@ -211,6 +223,21 @@ def _compare_answer(slots: Slots, lang: str) -> str:
 
 
 # ---------------------------------------------------------------- the entry point
+
+
+PARITY = re.compile(r"parity|对齐|megatron-lm", re.IGNORECASE)
+PARITY_STEM = "vanilla_gpt"
+
+
+def _route(slots: Slots, text: str, ctx: VersionContext) -> Slots:
+    """Two routes the skill fixes: a Megatron-LM parity smoke test runs vanilla_gpt; a benchmark question
+    that names no model asks about benchmark recipes in general."""
+    wants_parity = slots.intent in ("first_try", "recommend") and not slots.model_stem and PARITY.search(text)
+    if wants_parity and PARITY_STEM in ctx.stems:
+        return slots.model_copy(update={"model_stem": PARITY_STEM, "goal": "pretrain", "intent": "recommend"})
+    if slots.intent == "benchmark" and not (slots.model_stem or slots.model_text or slots.recipe_name):
+        return slots.model_copy(update={"intent": "explain"})
+    return slots
 
 
 def _clip(question: str) -> str:
@@ -289,6 +316,8 @@ def _ask(
         )
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
+    slots = _route(slots, text, ctx)
+    answer.intent, answer.slots = slots.intent, slots
     if slots.intent == "out_of_scope":
         answer.answer_markdown = _decline(slots, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
@@ -355,6 +384,14 @@ def _answer_from(
     use_llm: bool | None,
 ) -> Answer:
     preface: list[str] = []
+    if rec.switched_to_peft:
+        preface.append(
+            _say(
+                lang,
+                "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model.",
+                "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
+            )
+        )
     if rec.recipe.kind == "benchmark":
         preface.append(
             _say(

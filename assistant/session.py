@@ -92,12 +92,25 @@ def _same_model(old: Slots, new: Slots) -> bool:
 
 
 def _merged_intent(old: Slots, new: Slots) -> str:
-    """Follow-ups keep a benchmark thread ("Llama 3 70B", "H100"), and a first try while no model is named."""
+    """Follow-ups keep a benchmark thread ("Llama 3 70B", "H100"), and a first try while no model is named.
+
+    A question that only changes the plan of a running recommendation ("改成 LoRA 呢？", "what about 128K?")
+    continues it, even when its wording reads like a question about the docs."""
+    continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
+    if new.intent == "explain" and continues and _changes_plan(new):
+        return old.intent
     if new.intent != "recommend":
         return new.intent
     if old.intent == "benchmark" or (old.intent == "first_try" and not _names_model(new)):
         return old.intent
     return new.intent
+
+
+def _changes_plan(slots: Slots) -> bool:
+    return any(
+        getattr(slots, name) is not None
+        for name in ("goal", "peft_scheme", "num_gpus", "num_nodes", "gpu_type", "seq_length", "version")
+    )
 
 
 def _bare_count(text: str) -> int | None:

@@ -64,6 +64,9 @@ NON_RECIPE_CONFIG_NAMES = _words(
 # ASCII word rules: in Chinese prose an identifier often touches a CJK character, which Unicode \w would join.
 _CONFIG_NAME_RE = re.compile(r"(?<![A-Za-z0-9_./])[A-Za-z][A-Za-z0-9_]*_config\b", re.ASCII)
 _LONG_FLAG_RE = re.compile(r"(?<![A-Za-z0-9_-])--[A-Za-z][A-Za-z0-9_-]*", re.ASCII)
+_RELEASE_LABEL_RE = re.compile(
+    r"\s*#\s*v?(?P<low>\d+\.\d+\.(?:\d+|x))(?:(?P<plus>\+)|\s*[-–]\s*v?(?P<high>\d+\.\d+\.(?:\d+|x)))?\s*$"
+)
 _FENCE_RE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 _DATASET_ARG_RE = re.compile(
     r"(?<![A-Za-z0-9_-])--dataset(?:=|\s+)['\"]?([A-Za-z0-9][A-Za-z0-9_.-]*)", re.ASCII
@@ -141,6 +144,7 @@ class VersionFacts:
     preset_modes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     benchmark_script: str | None = None
     benchmark_flags: tuple[LauncherFlag, ...] = ()
+    slurm_flags: tuple[LauncherFlag, ...] = ()
 
     @classmethod
     def from_catalog(cls, catalog: Catalog) -> VersionFacts:
@@ -158,11 +162,13 @@ class VersionFacts:
             preset_modes=tuple((p.name, tuple(p.modes)) for p in launcher.dataset_presets if p.modes),
             benchmark_script=bench.script if bench else None,
             benchmark_flags=tuple(bench.flags) if bench else (),
+            slurm_flags=tuple(launcher.slurm.flags) if launcher.slurm else (),
         )
 
     @property
     def flag_names(self) -> frozenset[str]:
-        return frozenset(n for f in (*self.launcher_flags, *self.benchmark_flags) for n in f.names)
+        launchers = (*self.launcher_flags, *self.benchmark_flags, *self.slurm_flags)
+        return frozenset(n for f in launchers for n in f.names)
 
 
 # ---------------------------------------------------------------- command validity
@@ -308,13 +314,37 @@ def command_blocks(answer: Answer) -> list[str]:
     return [v for _, v in command_texts(answer)] + _FENCE_RE.findall(answer.answer_markdown)
 
 
+def _version_key(version: str, *, upper: bool = False) -> tuple[int, int, int]:
+    """Order releases; `main` is newest; a patch `x` is the lowest patch, or the highest as an upper bound."""
+    if version == "main":
+        return (999, 0, 0)
+    parts = [(999 if upper else 0) if p == "x" else int(p) for p in version.split(".")]
+    return tuple((parts + [999 if upper else 0] * 3)[:3])  # type: ignore[return-value]
+
+
+def _label_covers(match: re.Match[str], version: str) -> bool:
+    low, plus, high = match.group("low"), match.group("plus"), match.group("high")
+    key = _version_key(version)
+    if plus:
+        return key >= _version_key(low)
+    return _version_key(low) <= key <= _version_key(high or low, upper=True)
+
+
 def _judged_lines(blocks: list[str], facts: VersionFacts) -> str:
-    """Command lines we can judge: not our own CLI, not a benchmark launcher whose flags are unknown."""
+    """Command lines we can judge: not our own CLI, not a benchmark launcher whose flags are unknown, and not
+    lines under a comment that labels them for another release (`# v0.4.x-v0.5.1` in a quoted guide block)."""
     skip = ["autorecipe "]
     if facts.benchmark_script and not facts.benchmark_flags:
         skip.append(facts.benchmark_script.rsplit("/", 1)[-1])
-    lines = (line for block in blocks for line in _logical_lines(block))
-    return "\n".join(line for line in lines if not any(s in line for s in skip))
+    judged: list[str] = []
+    for block in blocks:
+        in_scope = True
+        for line in _logical_lines(block):
+            if label := _RELEASE_LABEL_RE.match(line):
+                in_scope = _label_covers(label, facts.version)
+            elif in_scope and not any(s in line for s in skip):
+                judged.append(line)
+    return "\n".join(judged)
 
 
 def invented_identifiers(answer: Answer, facts: VersionFacts, user_text: str = "") -> list[str]:
@@ -676,9 +706,10 @@ def summarize(
 
 
 def gates(data: dict[str, Any], t: Thresholds, *, retrieval_ran: bool) -> list[Gate]:
+    """One gate per language that has recipe rows (a run with none fails), then the three global gates."""
     out: list[Gate] = []
     by_lang = data["recipe_accuracy"]["by_lang"]
-    for lang in ("en", "zh"):
+    for lang in by_lang or {"any": None}:
         value = by_lang.get(lang)
         out.append(
             Gate(

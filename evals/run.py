@@ -47,7 +47,7 @@ AnswerFn = Callable[..., Answer]  # ask(question, *, version=..., conversation=.
 class Retriever(Protocol):
     """`search` returns hits with a `.source`, either as a list or as a result object with `.hits`."""
 
-    def search(self, query: str, k: int = 5, lang: str | None = None) -> Any: ...
+    def search(self, query: str, k: int = 5, lang: str | None = None, doc_type: str | None = None) -> Any: ...
 
 
 @dataclass
@@ -179,7 +179,8 @@ def run_retrieval(
 ) -> list[RetrievalScore]:
     results: list[RetrievalScore] = []
     for q in queries:
-        result = retriever.search(q.query, k=k, lang=q.lang)
+        # Expected sources are guide sections, and guide passages are what the assistant cites.
+        result = retriever.search(q.query, k=k, lang=q.lang, doc_type="guide")
         hits = [h.source for h in getattr(result, "hits", result)][:k]
         results.append(
             RetrievalScore(
@@ -268,6 +269,16 @@ def llm_judge_from_env() -> Callable[[GoldenRow, Answer], dict[str, float]] | No
 # ---------------------------------------------------------------- entry point used by `autorecipe eval`
 
 
+def _shown(path: Path) -> str:
+    """A path as the summary shows it: relative to the repository when inside it, so runs compare cleanly."""
+    resolved = path.resolve()
+    return (
+        str(resolved.relative_to(EVALS_DIR.parent))
+        if resolved.is_relative_to(EVALS_DIR.parent)
+        else str(path)
+    )
+
+
 def git_short_sha(repo: Path = EVALS_DIR.parent) -> str:
     try:
         out = subprocess.run(
@@ -323,9 +334,9 @@ def main(
     run.summary.data["run"] = {
         "utc": stamp,
         "git": git_short_sha(),
-        "set": str(set_path),
+        "set": _shown(set_path),
         "version_filter": version,
-        "retrieval_set": str(retrieval_path) if retrieval_rows else None,
+        "retrieval_set": _shown(retrieval_path) if retrieval_rows else None,
     }
     run.summary.data["retrieval"]["not_run_because"] = retrieval_error if run.retrieval is None else None
     write_report(run, report_dir)

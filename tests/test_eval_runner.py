@@ -207,6 +207,19 @@ def test_flags_and_presets_in_prose_are_not_judged(facts: VersionFacts) -> None:
     assert invented_identifiers(answer, facts) == ["flag:--gpus"]
 
 
+def test_command_lines_labelled_for_another_release_are_not_judged(facts: VersionFacts) -> None:
+    block = (
+        "```bash\n#v9.9+\n... run_recipe.py --recipe x --dataset squad\n"
+        "#v0.4.x-v0.5.1\n... run_recipe.py --recipe x --dataset llm-finetune --hf_path p\n```"
+    )
+    assert invented_identifiers(make_answer(markdown=block), facts) == []
+    unlabelled = block.replace("#v0.4.x-v0.5.1\n", "")
+    assert invented_identifiers(make_answer(markdown=unlabelled), facts) == [
+        "flag:--hf_path",
+        "dataset:llm-finetune",
+    ]
+
+
 def test_identifiers_the_user_typed_are_not_invented(facts: VersionFacts) -> None:
     answer = make_answer(markdown="`llama5_8b_sft_config` is not a recipe in this version.")
     assert invented_identifiers(answer, facts, user_text="run llama5_8b_sft_config please") == []
@@ -321,6 +334,8 @@ def test_recipe_accuracy_gate_at_and_below_threshold(facts: VersionFacts) -> Non
     assert _gate(below, "recipe_accuracy[en]").ok and not _gate(below, "recipe_accuracy[zh]").ok
     assert not below.ok
     assert below.data["recipe_accuracy"]["by_lang"] == {"en": 1.0, "zh": 0.9}
+    empty = summarize([], _retrieval(10))  # no recipe rows at all is a failed run, not a pass
+    assert [g.name for g in empty.gates if not g.ok] == ["recipe_accuracy[any]", "command_validity"]
 
 
 def test_retrieval_gate_and_mrr() -> None:
@@ -357,7 +372,9 @@ class FakeHit:
 
 
 class FakeRetriever:
-    def search(self, query: str, k: int = 5, lang: str | None = None) -> list[FakeHit]:
+    def search(
+        self, query: str, k: int = 5, lang: str | None = None, doc_type: str | None = None
+    ) -> list[FakeHit]:
         return [FakeHit("guide/en/other.md#x"), FakeHit(f"guide/{lang or 'en'}/checklist.md#dataset-presets")]
 
 
@@ -481,3 +498,26 @@ def test_golden_set_shape() -> None:
     assert {"0.3.1", "0.5.1", "0.6.0", "main"} <= {r.version for r in rows}
     assert any(r.turns for r in rows)
     assert any(r.expected.intent == "out_of_scope" for r in rows)
+
+
+def test_golden_expectations_exist_in_the_real_catalogs() -> None:
+    """Every expected recipe name and dataset preset is one that version's catalog really has."""
+    rows = eval_run.load_golden(eval_run.DEFAULT_SET)
+    unknown = []
+    for r in rows:
+        facts = eval_run.default_facts(r.version)
+        unknown += [f"{r.id}: recipe {n}" for n in r.expected.recipes or [] if n not in facts.recipe_names]
+        datasets = [r.expected.dataset] if isinstance(r.expected.dataset, str) else r.expected.dataset or []
+        unknown += [f"{r.id}: dataset {d}" for d in datasets if d not in facts.dataset_presets]
+    assert unknown == []
+
+
+def test_eval_command_is_registered_and_reports_a_missing_set(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ui.cli import app
+
+    result = CliRunner().invoke(
+        app, ["eval", "--set", str(tmp_path / "none.jsonl"), "--report", str(tmp_path)]
+    )
+    assert isinstance(result.exception, UserError) and "none.jsonl does not exist" in str(result.exception)

@@ -238,3 +238,43 @@ def test_ask_cli_json_and_batch(tmp_path, settings):
     assert rows[0]["recipe"]["name"] == "llama3_8b_peft_config"
     assert "error" in rows[1] and "Traceback" not in out.stderr
     assert rows[2]["dataset"] == "llm-pretrain-mock"
+
+
+@pytest.mark.parametrize(("question", "recipe"), [("fine-tune Llama3 8B on one GPU", "llama3_8b_peft_config"),
+                                                  ("单卡微调 Qwen3 8B", "qwen3_8b_peft_config")])
+def test_one_gpu_fine_tuning_gets_the_peft_recipe(settings, question, recipe):
+    answer = ask(question, settings=settings)
+    assert answer.recipe.name == recipe
+    assert answer.plan["num_gpus"] == 1
+
+
+def test_no_launch_command_when_no_layout_can_run(settings):
+    answer = ask("DeepSeek V3 pretrain on 2 GPUs", settings=settings)
+    assert answer.plan is None
+    assert answer.commands.torchrun is None and answer.commands.multinode is None
+    assert any(f["severity"] == "error" for f in answer.findings)
+
+
+def test_a_preset_the_mode_rejects_is_replaced_and_explained(settings):
+    answer = ask("SFT Llama3 8B on 8 H100 with --dataset mock", version="0.6.0", settings=settings)
+    assert answer.dataset == "squad"
+    assert "--dataset squad" in answer.commands.torchrun
+    mismatch = [f for f in answer.findings if f["id"] == "mode-dataset"]
+    assert mismatch and "Mode 'sft' is incompatible with dataset 'mock'." in mismatch[0]["upstream_error"]
+
+
+def test_parity_smoke_test_uses_vanilla_gpt(settings):
+    answer = ask("Megatron-LM 和 Bridge 对齐测试用哪个配方", settings=settings)
+    assert answer.recipe.name == "vanilla_gpt_pretrain_config"
+
+
+def test_switching_the_goal_in_a_follow_up(settings):
+    conversation = Conversation()
+    ask("Qwen3 30B-A3B SFT on 16 H100", conversation=conversation, settings=settings)
+    lora = ask("改成 LoRA 呢？", conversation=conversation, settings=settings)
+    assert lora.recipe.name == "qwen3_30b_a3b_peft_config" and lora.language == "zh"
+
+
+def test_general_benchmark_question_is_explained_not_guessed(settings):
+    answer = ask("library vs benchmark recipes, what's the difference?", settings=settings)
+    assert answer.intent == "explain" and answer.recipe is None

@@ -416,3 +416,63 @@ def test_run_reports_missing_or_wrong_settings_without_a_traceback(monkeypatch, 
         monkeypatch.setenv(name, value)
     with pytest.raises(UserError, match=message):
         slack_app.run(settings)
+
+
+class _Started:
+    """Stands in for the Bolt app and the Socket Mode handler: records how run() started them."""
+
+    def __init__(self, log: list, *args) -> None:
+        self.log = log
+        log.append(("created", *args))
+
+    def start(self, **kwargs) -> None:
+        self.log.append(("start", kwargs))
+
+
+@pytest.mark.parametrize("socket_mode", [True, False])
+def test_run_picks_socket_mode_with_an_app_token_else_http_on_the_configured_port(monkeypatch, settings,
+                                                                                   socket_mode):
+    import slack_bolt.adapter.socket_mode as socket_adapter
+
+    log: list = []
+    built: dict = {}
+
+    def fake_build_app(**kwargs):
+        built.update(kwargs)
+        return _Started(log, "app")
+
+    monkeypatch.setattr(slack_app, "build_app", fake_build_app)
+    monkeypatch.setattr(socket_adapter, "SocketModeHandler",
+                        lambda app, token: _Started(log, "socket", token))
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("AUTORECIPE_SLACK_PORT", "3456")
+    if socket_mode:
+        monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+        monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
+    else:
+        monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+        monkeypatch.setenv("SLACK_SIGNING_SECRET", "s3")
+
+    slack_app.run(settings)
+
+    assert built["token"] == "xoxb-1" and built["answer_fn"].keywords == {"settings": settings}
+    if socket_mode:
+        assert log == [("created", "app"), ("created", "socket", "xapp-1"), ("start", {})]
+    else:
+        assert built["signing_secret"] == "s3"
+        assert log == [("created", "app"), ("start", {"port": 3456})]
+
+
+def test_run_turns_a_rejected_token_or_unreachable_slack_into_a_user_error(monkeypatch, settings):
+    from slack_bolt.error import BoltError
+
+    for error in (BoltError("invalid_auth"), OSError("Connection refused")):
+        def failing_build_app(error=error, **_):
+            raise error
+
+        monkeypatch.setattr(slack_app, "build_app", failing_build_app)
+        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+        monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
+        monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+        with pytest.raises(UserError, match="SLACK_BOT_TOKEN"):
+            slack_app.run(settings)

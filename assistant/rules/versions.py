@@ -19,20 +19,30 @@ from assistant.errors import UserError
 BUNDLED_VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
 
 
+_RELEASE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:(?:rc|a|b|\.dev|\.post)\d*)?(?:\+[\w.]+)?")
+MAIN_KEY = (999, 0, 0)
+
+
 def normalize_version(version: str) -> str:
-    """'v0.6.0' -> '0.6.0'; 'main' stays; anything else is the user's to fix."""
+    """'v0.6.0' / '0.6' / '0.7.0rc1' / 'HEAD' -> '0.6.0' / '0.6.0' / '0.7.0' / 'main'; else a UserError."""
     text = version.strip().lower().removeprefix("v")
-    if text == "main" or re.fullmatch(r"\d+\.\d+(\.\d+)?(rc\d+)?", text):
-        return text
-    raise UserError(f"unknown Megatron-Bridge version {version!r}; use one of {', '.join(BUNDLED_VERSIONS)}")
+    if text in {"main", "head", "master", "dev"}:
+        return "main"
+    match = _RELEASE.fullmatch(text)
+    if not match:
+        raise UserError(
+            f"unknown Megatron-Bridge version {version!r}; use one of {', '.join(BUNDLED_VERSIONS)}"
+        )
+    return ".".join(part or "0" for part in match.groups())
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """Sortable key; 'main' sorts after every release."""
+def version_key(version: str) -> tuple[int, int, int]:
+    """Sortable (major, minor, patch); 'main' sorts after every release."""
     text = normalize_version(version)
     if text == "main":
-        return (10_000,)
-    return tuple(int(part) for part in re.findall(r"\d+", text.split("rc")[0]))
+        return MAIN_KEY
+    major, minor, patch = (int(part) for part in text.split("."))
+    return major, minor, patch
 
 
 @dataclass(frozen=True)

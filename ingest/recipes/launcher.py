@@ -8,6 +8,7 @@ v0.6.0) on each preset, never by a hand-written table. A preset's `modes` use th
 when the launcher has that flag (v0.6.0+: pretrain/sft/lora/dora); before, there is no `--mode`,
 so they use recipe modes (pretrain, or sft/peft for a finetune dataset).
 scripts/performance/setup_experiment.py: the benchmark launcher's flags (`parse_cli_args`).
+scripts/training/setup_experiment.py (v0.6.0+): the flags of the Slurm wrapper that train.sh runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ingest.recipes.sources import SourceTree
 from ingest.recipes.values import Builtin, ClassRef, Ext, Func, Module, Obj, Partial, Unknown
 
 RUN_RECIPE = "scripts/training/run_recipe.py"
+SLURM_LAUNCHER = "scripts/training/setup_experiment.py"
 PERF_LAUNCHER = "scripts/performance/setup_experiment.py"
 PERF_ARGUMENTS = "scripts/performance/argument_parser.py"
 DATASET_UTILS = "megatron.bridge.recipes.utils.dataset_utils"
@@ -243,9 +245,25 @@ def _read_launcher(tree: SourceTree) -> tuple[LauncherSpec, list[str]]:
         dataset_presets=presets,
         mode_inference=_mode_inference(interp, helpers),
         benchmark=_benchmark(tree, warnings),
+        slurm=_slurm_wrapper(interp),
     )
     warnings.extend(interp.warnings)
     return spec, warnings
+
+
+def _slurm_wrapper(interp: Interpreter) -> BenchmarkLauncher | None:
+    """v0.6.0+ `train.sh` -> scripts/training/setup_experiment.py: Slurm resources, container, mounts."""
+    if not interp.tree.has(SLURM_LAUNCHER):
+        return None
+    module = interp.load_module("setup_experiment")
+    if module is None:
+        return None
+    flags = _parser_flags(interp, module, _builder_names(module))
+    notes = (
+        "scripts/training/train.sh runs this on the login node and submits run_recipe.py through Slurm; "
+        "it owns nodes, GPUs, container, mounts and environment, and passes recipe flags through."
+    )
+    return BenchmarkLauncher(script=SLURM_LAUNCHER, flags=flags, notes=notes)
 
 
 def _benchmark(tree: SourceTree, warnings: list[str]) -> BenchmarkLauncher | None:

@@ -1,0 +1,52 @@
+"""Benchmark: `ask` in deterministic mode, from a cold process and warm.
+
+Targets (issue 5, 2 cores): first answer after start <= 8 s; warm p50 <= 150 ms, p95 <= 400 ms.
+Uses the index in AUTORECIPE_DATA_DIR (run `autorecipe ingest` first for citations). Prints; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+STARTED = time.perf_counter()
+
+from assistant.service import ask  # noqa: E402
+
+QUESTIONS = [
+    "Qwen3 30B-A3B SFT on 16 H100",
+    "在16张H100上对Qwen3-30B-A3B做SFT",
+    "LoRA Llama 3 8B on one GPU",
+    "Llama3 8B 128K pretraining",
+    "Can I pretrain Llama 3 70B on 8 H100s?",
+    "CUDA graph accepts only Tensor inputs",
+    "MoE 显存溢出怎么办",
+    "benchmark DeepSeek V3 on 256 H100",
+    "第一次试用 Megatron-Bridge",
+    "Qwen3 235B-A22B PEFT on 16 GPUs",
+]
+
+
+def main() -> None:
+    ask(QUESTIONS[0])
+    print(
+        f"first answer after start (imports, catalog, model, index): {time.perf_counter() - STARTED:.2f} s "
+        "(target <= 8 s)"
+    )
+    latencies = []
+    for _ in range(3):
+        for question in QUESTIONS:
+            t0 = time.perf_counter()
+            ask(question)
+            latencies.append((time.perf_counter() - t0) * 1000)
+    latencies.sort()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    print(
+        f"warm ask over {len(latencies)} questions: "
+        f"p50 {statistics.median(latencies):.0f} ms (target <= 150), "
+        f"p95 {p95:.0f} ms (target <= 400), max {latencies[-1]:.0f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
