@@ -119,7 +119,11 @@ def exact_recipe(catalog: Catalog, stem: str, goal: str | None, seq_length: int 
     plain = [
         r for r in candidates if not (split_recipe_name(r.name) or split_recipe_name(r.canonical)).variant
     ]
-    default = min(plain or candidates, key=lambda r: (seq_of(r) if seq_of(r) else math.inf, len(r.name)))
+    mode_order = {"pretrain": 0, "sft": 1, "peft": 2}  # with no goal said, the pretrain recipe first
+    default = min(
+        plain or candidates,
+        key=lambda r: (mode_order.get(r.mode or "", 3), seq_of(r) if seq_of(r) else math.inf, len(r.name)),
+    )
     if seq_length and seq_of(default) and seq_of(default) < seq_length:
         longer = [r for r in candidates if seq_of(r) >= seq_length]
         if longer:

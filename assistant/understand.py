@@ -400,6 +400,16 @@ _SHORT_KEYS = {
     "gbs": "train.global_batch_size",
     "seq_length": "model.seq_length",
     "seq_len": "model.seq_length",
+    # Bare field names, written without their section ("global_batch_size=100").
+    "global_batch_size": "train.global_batch_size",
+    "micro_batch_size": "train.micro_batch_size",
+    "tensor_model_parallel_size": "model.tensor_model_parallel_size",
+    "pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
+    "virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
+    "context_parallel_size": "model.context_parallel_size",
+    "expert_model_parallel_size": "model.expert_model_parallel_size",
+    "expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+    "sequence_parallel": "model.sequence_parallel",
 }
 _OVERRIDE = rx(
     r"(?<![A-Za-z0-9_.\-])([a-z_][a-z0-9_]{0,60}(?:\.[a-z0-9_]{1,60}){0,6})\s*=\s*"
@@ -408,11 +418,24 @@ _OVERRIDE = rx(
 )
 
 
+# "EP 设成 6", "TP 改为 4", "set ep to 6": a short parallelism name given a number in words.
+_SHORT_IN_WORDS = rx(
+    r"(?<![A-Za-z0-9_.])(" + "|".join(sorted(_SHORT_KEYS, key=len, reverse=True)) + r")"
+    r"\s*(?:设成|设为|设置为|设置成|改成|改为|用|to|of)\s*(\d{1,7})\b",
+    re.IGNORECASE,
+)
+_TRAILING_PUNCTUATION = "?？!！.。,，;；:：)）"
+
+
 def extract_overrides(text: str) -> dict[str, str]:
     """KEY=VALUE pairs whose key is a config path or a short parallelism name (tp, pp, ep, ...)."""
     out: dict[str, str] = {}
+    for m in _SHORT_IN_WORDS.finditer(text):
+        out[_SHORT_KEYS[m.group(1).lower()]] = m.group(2)
     for m in _OVERRIDE.finditer(text):
         key, value = m.group(1), m.group(2).strip("'\"")
+        if not value.startswith(("[", "'", '"')):
+            value = value.rstrip(_TRAILING_PUNCTUATION) or value
         lower = key.lower()
         if lower in _SHORT_KEYS:
             out[_SHORT_KEYS[lower]] = value
@@ -463,7 +486,7 @@ _COMPARE = rx(
 )
 _OUT_OF_SCOPE = rx(
     r"weather|\bpoem|\bpoetry|\bhaiku|\bjoke|\brecipe for (?:a )?(?:cake|soup|bread|dinner|cookies)"
-    r"|\bnsys\b|\bncu\b|nsight|kernel profil"
+    r"|\bnsys\b|\bncu\b|nsight|kernel profil|memory snapshots?|compare_snapshots|显存快照"
     r"|write (?:me )?(?:a |some )?(?:python |c\+\+ |cuda )?(?:code|script|program|function)"
     r"|天气|写.{0,12}诗|笑话|写(?:一段|个)?代码|菜谱",
 )
@@ -597,6 +620,7 @@ def understand(
         or versions
         or slots["dataset"]
         or _DOMAIN.search(t)
+        or (error_text and _DOMAIN.search(normalise(error_text)))
         or (error_text and _PYTHON_ERROR.search(error_text))
     )
     intent = classify_intent(

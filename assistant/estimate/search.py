@@ -32,6 +32,27 @@ NOT_LAYOUT_FINDINGS = frozenset(
     }
 )
 MICRO_BATCHES = (1, 2, 4, 8)
+LAYOUT_VP_SIZES = (
+    2,
+    3,
+    4,
+    6,
+    8,
+    12,
+    16,
+)  # VP sizes tried with an explicit layout when no flag evens the split
+FSDP_FLAGS = {
+    "ddp.use_megatron_fsdp": True,
+    "dist.use_megatron_fsdp": True,
+    "ddp.data_parallel_sharding_strategy": "optim_grads_params",
+    "checkpoint.ckpt_format": "fsdp_dtensor",
+}
+EMBEDDING_SPLIT_FLAG = "model.account_for_embedding_in_pipeline_split"
+LOSS_SPLIT_FLAG = "model.account_for_loss_in_pipeline_split"
+FIRST_STAGE_LAYERS = "model.num_layers_in_first_pipeline_stage"
+LAST_STAGE_LAYERS = "model.num_layers_in_last_pipeline_stage"
+PIPELINE_LAYOUT = "model.pipeline_model_parallel_layout"
+SPLIT_KEYS = (EMBEDDING_SPLIT_FLAG, LOSS_SPLIT_FLAG, FIRST_STAGE_LAYERS, LAST_STAGE_LAYERS, PIPELINE_LAYOUT)
 
 
 def recompute_options(arch: ModelArch) -> list[tuple[str | None, list[str] | None]]:
@@ -65,32 +86,54 @@ def _powers_of_two(limit: int) -> list[int]:
 
 
 def _pipeline_splits(layers: int, limit: int) -> list[tuple[int, int | None]]:
-    """(PP, VP) pairs whose model chunks split the layers evenly, or evenly once up to three extra stage slots
-    are counted (Megatron's account_for_embedding/loss_in_pipeline_split, or an MTP block)."""
+    """(PP, VP) pairs to try: every split Megatron makes even (with the account_for_* flags or first/last
+    stage sizes), plus the usual VP sizes through an explicit pipeline layout."""
     pairs: list[tuple[int, int | None]] = [(1, None)]
     for pp in _powers_of_two(min(limit, layers + 2)):
         if pp == 1:
             continue
         for vp in range(1, (layers + 2) // pp + 1):
-            chunks = pp * vp
-            if all((layers + extra) % chunks for extra in range(4)):
-                continue
-            if chunks > layers + 2:
-                continue
-            pairs.append((pp, vp if vp > 1 else None))
+            split = split_overrides(layers, pp, vp if vp > 1 else None)
+            if split is not None and (PIPELINE_LAYOUT not in split or vp in LAYOUT_VP_SIZES):
+                pairs.append((pp, vp if vp > 1 else None))
     return pairs
 
 
-FSDP_FLAGS = {
-    "ddp.use_megatron_fsdp": True,
-    "dist.use_megatron_fsdp": True,
-    "ddp.data_parallel_sharding_strategy": "optim_grads_params",
-    "checkpoint.ckpt_format": "fsdp_dtensor",
-}
-UNEVEN_SPLIT_FLAGS = {
-    "model.account_for_embedding_in_pipeline_split": True,
-    "model.account_for_loss_in_pipeline_split": True,
-}
+def split_overrides(layers: int, pp: int, vp: int | None) -> dict[str, Any] | None:
+    """The settings that split `layers` over PP stages of VP chunks each: {} when even; the account_for_*
+    flags when counting the embedding and/or loss as a layer makes it even; without VP, explicit layer
+    counts for the first and last stage; otherwise an explicit pipeline layout. None when there are more
+    chunks than layers (plus embedding and loss)."""
+    chunks = pp * (vp or 1)
+    if chunks > layers + 2:
+        return None
+    if layers % chunks == 0:
+        return {}
+    if (layers + 1) % chunks == 0:
+        return {EMBEDDING_SPLIT_FLAG: True}
+    if (layers + 2) % chunks == 0:
+        return {EMBEDDING_SPLIT_FLAG: True, LOSS_SPLIT_FLAG: True}
+    if vp is None and pp > 2:
+        middle = -(-layers // pp)  # the inner stages take the rounded-up share, the ends the rest
+        for inner in (middle, middle - 1):
+            ends = layers - inner * (pp - 2)
+            if 2 <= ends <= 2 * inner:
+                first = ends // 2
+                return {FIRST_STAGE_LAYERS: first, LAST_STAGE_LAYERS: ends - first}
+    return {PIPELINE_LAYOUT: pipeline_layout(layers, chunks)}
+
+
+def pipeline_layout(layers: int, chunks: int) -> str:
+    """An explicit Megatron pipeline_model_parallel_layout: `chunks` model chunks separated by "|", the
+    embedding (E) in the first and the loss (L) in the last, transformer layers (t) spread evenly with the
+    embedding and loss counted as one layer each."""
+    slots = [(layers + 2) // chunks + (1 if i < (layers + 2) % chunks else 0) for i in range(chunks)]
+    slots[0] -= 1
+    slots[-1] -= 1
+    parts = [f"t*{n}" if n > 1 else "t" * n for n in slots]
+    parts[0] = "E" + parts[0]
+    parts[-1] = parts[-1] + "L"
+    return "|".join(parts)
 
 
 def layout_overrides(
@@ -112,8 +155,7 @@ def layout_overrides(
     if arch.num_moe_experts:
         out["model.expert_model_parallel_size"] = plan.ep
         out["model.expert_tensor_parallel_size"] = plan.etp
-    if arch.num_layers % (plan.pp * (plan.vp or 1)):
-        out.update(UNEVEN_SPLIT_FLAGS)
+    out.update(split_overrides(arch.num_layers, plan.pp, plan.vp) or {})
     if fsdp:
         out.update(FSDP_FLAGS)
     return out
@@ -148,7 +190,7 @@ def is_valid_layout(
         global_batch_size=plan.gbs,
         micro_batch_size=plan.mbs,
         precision=precision,
-        values={k: v for k, v in overrides.items() if k in UNEVEN_SPLIT_FLAGS},
+        values={k: v for k, v in overrides.items() if k in SPLIT_KEYS},
     )
     rules_cluster = cluster.model_copy(
         update={"gpu_type": RULES_GPU_NAMES.get(cluster.gpu_type, cluster.gpu_type)}
