@@ -89,8 +89,7 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
         smoke = f"`{smoke_name}` " if smoke_name else ""
         items = [
             f"库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
-            "性能（基准）配方用于测量吞吐上限，使用模拟数据，"
-            f"不应作为生产训练配方；启动方式：`{bench}`。",
+            f"性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`。",
             f"首次冒烟测试：{smoke}+ {ds(pretrain_ds)}（模拟数据）。"
             if pretrain_ds
             else f"首次冒烟测试：{smoke}（预训练配方默认使用模拟数据）。",
@@ -267,6 +266,107 @@ def _fit_section(rec: Recommendation, lang: str) -> list[str]:
     return lines
 
 
+def _layout(plan) -> str:
+    """Sizes that matter: TP and PP always, the others only when they are in use."""
+    parts = [
+        ("TP", plan.tp),
+        ("PP", plan.pp),
+        ("VP", plan.vp),
+        ("CP", plan.cp if plan.cp > 1 else None),
+        ("EP", plan.ep if plan.ep > 1 else None),
+        ("MBS", plan.mbs),
+    ]
+    return " · ".join(f"{k} {v}" for k, v in parts if v is not None)
+
+
+PLAN_KEYS = {
+    "model.tensor_model_parallel_size": "tp",
+    "model.pipeline_model_parallel_size": "pp",
+    "model.virtual_pipeline_model_parallel_size": "vp",
+    "model.context_parallel_size": "cp",
+    "model.expert_model_parallel_size": "ep",
+    "model.expert_tensor_parallel_size": "etp",
+    "model.sequence_parallel": "sp",
+    "train.micro_batch_size": "mbs",
+    "train.global_batch_size": "gbs",
+}
+
+
+def changed_overrides(overrides: dict, plan) -> str:
+    """The searched layout's overrides that differ from the plan, ready to paste."""
+    kept = {k: v for k, v in overrides.items() if k not in PLAN_KEYS or getattr(plan, PLAN_KEYS[k]) != v}
+    return " ".join(f"`{k}={v}`" for k, v in kept.items())
+
+
+def _speed_line(rec: Recommendation, lang: str) -> str:
+    s = rec.speed
+    if lang == "zh":
+        return (
+            f"**速度估计：** 每张 GPU 约 {s.tokens_per_sec_per_gpu:,.0f} tokens/s，"
+            f"模型算力 {s.model_tflops_per_gpu:.0f} TFLOP/s（MFU {s.mfu:.0%}），"
+            f"每步 {s.step_time_s:.2f} 秒；按已发布的 Megatron-Bridge 实测数据校准"
+            "（`autorecipe estimate` 可查看明细）。"
+        )
+    return (
+        f"**How fast?** about {s.tokens_per_sec_per_gpu:,.0f} tokens/s per GPU, "
+        f"{s.model_tflops_per_gpu:.0f} model TFLOP/s per GPU (MFU {s.mfu:.0%}), "
+        f"{s.step_time_s:.2f} s per step — an estimate calibrated on published Megatron-Bridge runs "
+        "(`autorecipe estimate` has the breakdown)."
+    )
+
+
+def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
+    nearest, cluster = rec.nearest, rec.cluster
+    lines: list[str] = []
+    gpu = cluster.gpu_type.upper()
+    if nearest.leanest is not None:
+        m, layout = nearest.leanest.memory, _layout(nearest.leanest.plan)
+        peak, usable = _fmt_bytes(m.peak_bytes), _fmt_bytes(m.usable_bytes)
+        lines.append(
+            f"**Does not fit on {cluster.num_gpus} × {gpu}:** even the leanest layout ({layout}, full "
+            f"recompute) needs about {peak} per GPU of {usable}."
+            if lang != "zh"
+            else f"**{cluster.num_gpus} × {gpu} 放不下：** 即使最省显存的布局（{layout}，全量重计算）"
+            f"每张 GPU 也需约 {peak}，可用 {usable}。"
+        )
+    if nearest.min_gpus and nearest.min_gpus_layout is not None:
+        best = nearest.min_gpus_layout
+        peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
+        lines.append(
+            f"The fewest GPUs that fit: **{nearest.min_gpus}** with {_layout(best.plan)} "
+            f"(about {peak} per GPU, {speed} tokens/s per GPU)."
+            if lang != "zh"
+            else f"能放下的最少 GPU 数：**{nearest.min_gpus}** 张，布局 {_layout(best.plan)}"
+            f"（每张 GPU 约 {peak}，约 {speed} tokens/s）。"
+        )
+    return lines
+
+
+def _faster_line(rec: Recommendation, lang: str) -> str:
+    f = rec.faster
+    layout = _layout(f.plan) + (f", recompute {f.recompute}" if f.recompute else "")
+    ours, theirs = f"{rec.speed.tokens_per_sec_per_gpu:,.0f}", f"{f.throughput.tokens_per_sec_per_gpu:,.0f}"
+    keys = changed_overrides(f.overrides, rec.plan)
+    if lang == "zh":
+        return f"**更快的布局（估计）：** {layout}——每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}。{keys}"
+    return (
+        f"**A faster layout for your GPUs (estimated):** {layout} — about {theirs} tokens/s per GPU "
+        f"against {ours} for the plan above. {keys}"
+    )
+
+
+def _estimate_section(rec: Recommendation, lang: str) -> list[str]:
+    """Numbers from the estimator: speed of the plan, the nearest fit, a faster layout."""
+    lines: list[str] = []
+    if rec.speed is not None:
+        lines.append(_speed_line(rec, lang))
+    if rec.nearest is not None and not rec.nearest.fits and rec.cluster is not None:
+        lines.extend(_nearest_lines(rec, lang))
+    if rec.faster is not None and rec.speed is not None:
+        lines.append(_faster_line(rec, lang))
+    return lines
+
+
 def findings_lines(rec_findings, lang: str) -> list[str]:
     if not rec_findings:
         return []
@@ -303,6 +403,7 @@ def compose_recommendation(
         _commands_section(rec, lang),
         _overrides_section(rec, lang),
         _fit_section(rec, lang),
+        _estimate_section(rec, lang),
         findings_lines(rec.findings, lang),
         [f"**{t('checklist', lang)}**"] + [f"{i}. {item}" for i, item in enumerate(checklist_items, 1)],
         sources_lines(citations, lang),

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from assistant import hardware_data
+from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
+from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.records import (
     Catalog,
@@ -61,6 +64,9 @@ class Recommendation:
     fit: FitVerdict | None = None
     unknown_model: bool = False
     switched_to_peft: bool = False
+    speed: ThroughputEstimate | None = None  # the plan's estimated throughput
+    nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
+    faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
 
     @property
     def recipe(self) -> RecipeRecord | None:
@@ -265,6 +271,54 @@ def typed_overrides(slots: Slots) -> dict:
     return parse_overrides([f"{key}={value}" for key, value in slots.overrides.items()])
 
 
+def estimator_precision(precision: str | None) -> str:
+    """Recipe precision names (bf16, fp8cs, fp8mx, nvfp4, ...) -> the estimator's compute classes."""
+    if not precision or precision.startswith("bf16"):
+        return "bf16"
+    if precision == "fp8mx":
+        return "mxfp8"
+    return "nvfp4" if precision == "nvfp4" else "fp8"
+
+
+def estimate_run(rec: Recommendation, mode: str | None) -> None:
+    """Speed of the plan; when nothing fits, the nearest layout that does; when the user's GPU count is
+    not the recipe's, the fastest layout the search finds for it."""
+    if rec.arch is None or rec.cluster is None or rec.recipe is None or rec.arch.is_hybrid:
+        return
+    record, cluster = rec.recipe, rec.cluster
+    hw = hardware_data.gpu_spec(cluster.gpu_type)
+    seq = rec.slots.seq_length or record.seq_length or 4096
+    gbs = rec.plan.gbs if rec.plan else (record.global_batch_size or cluster.num_gpus)
+    common = {
+        "seq_length": seq,
+        "mode": mode or "pretrain",
+        "precision": estimator_precision(record.precision),
+    }
+    if rec.plan is not None:
+        rec.speed = estimate_throughput(
+            rec.arch,
+            rec.plan,
+            hw,
+            recompute=record.recompute,
+            gpus_per_node=cluster.gpus_per_node,
+            calibration=hardware_data.calibration(),
+            **common,
+        )
+    no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
+    if no_fit or (rec.fit is not None and rec.fit.status == "does-not-fit"):
+        rec.nearest = nearest_fit(rec.arch, cluster, global_batch_size=gbs, version=rec.version, **common)
+    elif rec.plan is not None and cluster.num_gpus != (record.encoded_gpus or record.min_gpus):
+        found = search_layouts(
+            rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1, **common
+        )
+        if (
+            found
+            and rec.speed
+            and found[0].throughput.tokens_per_sec_per_gpu > 1.1 * rec.speed.tokens_per_sec_per_gpu
+        ):
+            rec.faster = found[0]
+
+
 def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str | None) -> list[Finding]:
     """When the user asked for a preset we could not use (e.g. `mock` for SFT in 0.6.0), say why."""
     requested = rec.slots.dataset
@@ -339,6 +393,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     )
     rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
     rec.findings = list(result.findings) + requested_dataset_findings(rec, catalog, mode)
+    estimate_run(rec, mode)
     if rec.plan is None:
         return rec  # no launch command for a layout that cannot run
     built = commands(

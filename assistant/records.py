@@ -299,6 +299,8 @@ class Answer(Record):
     checklist: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     fit: dict[str, Any] | None = None
+    # Estimator output: {"throughput": ..., "nearest_fit": ..., "faster_layout": ...} (each may be absent).
+    estimate: dict[str, Any] | None = None
     answer_markdown: str
     follow_up: list[str] = Field(default_factory=list)
     llm_used: bool = False

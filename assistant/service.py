@@ -420,6 +420,16 @@ def _answer_from(
     answer.overrides = [o.to_json() for o in rec.overrides]
     answer.findings = [f.to_json() for f in rec.findings]
     answer.fit = rec.fit.to_json() if rec.fit else None
+    estimate = {
+        key: value.to_json()
+        for key, value in (
+            ("throughput", rec.speed),
+            ("nearest_fit", rec.nearest),
+            ("faster_layout", rec.faster),
+        )
+        if value is not None
+    }
+    answer.estimate = estimate or None
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
