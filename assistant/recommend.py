@@ -31,7 +31,7 @@ from assistant.records import (
 from assistant.rules.commands import _serves as preset_serves
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import build_config, parse_overrides
-from assistant.rules.fit import FitVerdict
+from assistant.rules.fit import FitVerdict, estimator_precision
 from assistant.rules.resize import resize
 from assistant.rules.validate import validate
 
@@ -269,15 +269,6 @@ def dataset_for(requested: str | None, catalog: Catalog, mode: str | None, *, is
 def typed_overrides(slots: Slots) -> dict:
     """The KEY=VALUE pairs of the question, typed the way the launcher's Hydra parser types them."""
     return parse_overrides([f"{key}={value}" for key, value in slots.overrides.items()])
-
-
-def estimator_precision(precision: str | None) -> str:
-    """Recipe precision names (bf16, fp8cs, fp8mx, nvfp4, ...) -> the estimator's compute classes."""
-    if not precision or precision.startswith("bf16"):
-        return "bf16"
-    if precision == "fp8mx":
-        return "mxfp8"
-    return "nvfp4" if precision == "nvfp4" else "fp8"
 
 
 def estimate_run(rec: Recommendation, mode: str | None) -> None:

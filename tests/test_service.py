@@ -278,3 +278,22 @@ def test_switching_the_goal_in_a_follow_up(settings):
 def test_general_benchmark_question_is_explained_not_guessed(settings):
     answer = ask("library vs benchmark recipes, what's the difference?", settings=settings)
     assert answer.intent == "explain" and answer.recipe is None
+
+
+def test_seventy_b_on_eight_h100_is_a_quantified_no_with_the_nearest_fit(settings):
+    answer = ask("Can I pretrain Llama 3 70B on 8 H100s?", settings=settings)
+    assert answer.plan is None and answer.commands.torchrun is None
+    nearest = answer.estimate["nearest_fit"]
+    assert nearest["fits"] is False
+    assert nearest["leanest"]["memory"]["peak_bytes"] > nearest["leanest"]["memory"]["usable_bytes"]
+    assert nearest["min_gpus"] and nearest["min_gpus"] > 8
+    assert f"**{nearest['min_gpus']}**" in answer.answer_markdown
+    assert any(f"About {nearest['min_gpus']} GPUs" in f["message"] for f in answer.findings)
+
+
+def test_lora_eight_b_on_one_gpu_is_a_quantified_yes(settings):
+    answer = ask("LoRA Llama 3 8B on one GPU", settings=settings)
+    assert answer.fit["status"] == "fits"
+    assert 0 < answer.fit["peak_bytes"] < answer.fit["usable_bytes"]
+    assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
+    assert "How fast?" in answer.answer_markdown and "Will it fit?** yes" in answer.answer_markdown

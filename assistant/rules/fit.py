@@ -1,12 +1,21 @@
-"""The fit hook: whether a plan fits in GPU memory. The estimator issue replaces the body."""
+"""The fit hook: whether a plan fits in GPU memory, judged by the memory estimator (assistant/estimate).
+
+The estimator is pure; the GPU table and the calibrated overheads it needs are bundled data read once
+through assistant.hardware_data.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from assistant.errors import UserError
 from assistant.records import Cluster, ModelArch, Plan, RecipeRecord, Record
 
+if TYPE_CHECKING:
+    from assistant.rules.config import EffectiveConfig
+
 FitStatus = Literal["fits", "does-not-fit", "unknown"]
+DEFAULT_SEQ = 4096
 
 
 class FitVerdict(Record):
@@ -17,6 +26,54 @@ class FitVerdict(Record):
     note: str | None = None
 
 
-def estimate_fit(record: RecipeRecord, arch: ModelArch | None, plan: Plan, cluster: Cluster) -> FitVerdict:
-    """Memory verdict for one plan; 'unknown' until the estimator is wired in (keep this signature)."""
-    return FitVerdict(status="unknown", note="memory estimator not available")
+def estimator_precision(precision: str | None) -> str:
+    """Recipe precision names (bf16, fp8cs, fp8mx, nvfp4, bf16_mixed ...) -> the estimator's classes."""
+    if not precision or precision.startswith("bf16"):
+        return "bf16"
+    if "mx" in precision:
+        return "mxfp8"
+    return "nvfp4" if "fp4" in precision else "fp8"
+
+
+def estimate_fit(
+    record: RecipeRecord,
+    arch: ModelArch | None,
+    plan: Plan,
+    cluster: Cluster,
+    config: EffectiveConfig | None = None,
+) -> FitVerdict:
+    """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
+    from assistant import hardware_data
+    from assistant.estimate.memory import estimate_memory
+
+    if arch is None:
+        return FitVerdict(status="unknown", note="the model architecture is not known")
+    if arch.is_hybrid:
+        return FitVerdict(status="unknown", note="hybrid Mamba layers are not in the memory estimator")
+    values = {**record.fields, **(config.values if config else {})}
+    recompute = (config.recompute_granularity if config else None) or record.recompute
+    try:
+        memory = estimate_memory(
+            arch,
+            plan,
+            hardware_data.gpu_spec(cluster.gpu_type),
+            seq_length=(config.seq_length if config else None) or record.seq_length or DEFAULT_SEQ,
+            mode=(config.mode if config else None) or record.mode or "pretrain",
+            precision=estimator_precision((config.precision if config else None) or record.precision),
+            recompute=recompute if recompute in ("selective", "full") else None,
+            fsdp=bool(config.fsdp) if config else bool(record.fsdp),
+            cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
+            distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
+            grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
+            precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
+            overheads=hardware_data.memory_overheads(),
+        )
+    except UserError as error:  # an architecture record without the fields the estimator needs
+        return FitVerdict(status="unknown", note=str(error))
+    return FitVerdict(
+        status="fits" if memory.fits else "does-not-fit",
+        peak_bytes=memory.peak_bytes,
+        usable_bytes=memory.usable_bytes,
+        margin_bytes=memory.margin_bytes,
+        note="within the estimator's typical error: watch the first steps" if memory.tight else None,
+    )

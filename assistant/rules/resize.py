@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
+from assistant.errors import UserError
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config
@@ -385,7 +386,11 @@ def resize(
 def _smallest_world(
     arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, cp_goal: int, version: str, peft: bool
 ) -> int | None:
-    """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message."""
+    """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message:
+    the memory estimator's answer when it can judge the model, else the heuristic's."""
+    estimated = _estimator_min_gpus(arch, cluster, base, seq, version, peft)
+    if estimated is not None:
+        return estimated
     world = cluster.gpus_per_node
     while world <= 4096:
         if world > cluster.num_gpus:
@@ -394,6 +399,30 @@ def _smallest_world(
                 return world
         world *= 2
     return None
+
+
+def _estimator_min_gpus(
+    arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, version: str, peft: bool
+) -> int | None:
+    from assistant import hardware_data
+    from assistant.estimate.search import nearest_fit
+
+    if arch.is_hybrid:
+        return None
+    try:
+        nearest = nearest_fit(
+            arch,
+            cluster,
+            seq_length=seq,
+            global_batch_size=base.global_batch_size or cluster.num_gpus,
+            mode="peft" if peft else (base.mode or "pretrain"),
+            version=version,
+            hardware=hardware_data.gpu_spec(cluster.gpu_type),
+            max_gpus=4096,
+        )
+    except UserError:
+        return None
+    return nearest.min_gpus
 
 
 def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_fit: bool, need: int | None):
@@ -412,10 +441,10 @@ def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_f
         "does-not-fit",
         "error",
         f"No layout of {record.name} fits {cluster.num_gpus} × {cluster.gpu_type} at sequence length {seq} "
-        "by the parameter-memory heuristic"
+        "by the memory estimate"
         + (" even with PEFT." if peft else "; add GPUs or use the PEFT recipe.")
         + more,
-        f"按参数显存的估算，{record.name} 在 {cluster.num_gpus} × {cluster.gpu_type}、序列长度 {seq} 下没有"
+        f"按显存估算，{record.name} 在 {cluster.num_gpus} × {cluster.gpu_type}、序列长度 {seq} 下没有"
         "可行布局" + ("，即使使用 PEFT 也不行。" if peft else "；请增加 GPU 或改用 PEFT 配方。") + more_zh,
         None,
         f"--gpus {need}" if need else None,
@@ -522,7 +551,7 @@ def _finish(
         ga=layout.gbs // (layout.mbs * dp),
         num_gpus=cluster.num_gpus,
     )
-    fit = estimate_fit(record, arch, plan, cluster)
+    fit = estimate_fit(record, arch, plan, cluster, config)
     peak = bytes_per_gpu(
         arch,
         tp=plan.tp,
@@ -550,6 +579,20 @@ def _finish(
                 f"粗略的参数显存估算显示最忙的 GPU 约需 {peak / 1e9:.0f} GB"
                 f"（共 {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB）；如果 OOM，先减小 train.micro_batch"
                 "_size。",
+            )
+        )
+    if fit.status == "does-not-fit":
+        need, have = fit.peak_bytes / 1e9, fit.usable_bytes / 1e9
+        findings.append(
+            finding(
+                "fit-oom",
+                "warning",
+                f"The memory estimator puts the busiest GPU at about {need:.0f} GB of {have:.0f} GB usable. "
+                "Lower train.micro_batch_size first, then add recompute (model.recompute_granularity=full) "
+                "or GPUs.",
+                f"显存估算器估计最忙的 GPU 约需 {need:.0f} GB（可用 {have:.0f} GB）。"
+                "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）或增加 GPU。",
+                fix="train.micro_batch_size=1",
             )
         )
     return ResizeResult(
