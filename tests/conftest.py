@@ -14,6 +14,10 @@ for _var, _value in {
 }.items():
     os.environ[_var] = _value
 
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -39,3 +43,31 @@ def retriever(index_settings):
     from assistant.retrieval import make_retriever
 
     return make_retriever(index_settings)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_serving(url: str, process: subprocess.Popen, seconds: float = 120) -> None:
+    """Poll `url` until it answers; fail with the server's stderr if it exits or never comes up."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"{process.args[0]} exited early: {process.stderr.read() if process.stderr else ''}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    pytest.fail(f"{url} did not come up within {seconds:.0f} s")
+
+
+def empty_knowledge_base(root: Path) -> Path:
+    """A knowledge base with no guide pages and no catalogs: only what a test ingests itself."""
+    (root / "guide").mkdir(parents=True)
+    (root / "catalogs").mkdir()
+    return root

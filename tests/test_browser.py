@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import free_port, wait_until_serving
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -21,15 +20,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture()
 def chat_server(index_settings):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "AUTORECIPE_DATA_DIR": str(index_settings.data_dir)}
     exe = Path(sys.executable).with_name("autorecipe")
     process = subprocess.Popen(
@@ -39,18 +32,7 @@ def chat_server(index_settings):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"chat exited early: {process.stderr.read()}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("the chat page did not come up")
+    wait_until_serving(f"http://127.0.0.1:{port}/", process)
     yield f"http://127.0.0.1:{port}/"
     process.terminate()
     process.wait(timeout=30)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,34 +12,20 @@ import pytest
 from assistant.retrieval import HybridRetriever
 from assistant.settings import Settings
 from ingest.build import ingest
+from tests.conftest import free_port, wait_until_serving
 from tests.test_ingest import small_kb
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture()
 def chroma_server(tmp_path):
     chroma = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [chroma, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("chroma server did not start")
+    wait_until_serving(f"http://127.0.0.1:{port}/api/v2/heartbeat", process, seconds=60)
     yield port
     process.terminate()
     process.wait(timeout=20)
@@ -71,6 +54,6 @@ def test_ingest_and_search_through_a_chroma_server(chroma_server, tmp_path):
 def test_unreachable_server_is_a_clear_error(tmp_path):
     from assistant.errors import UserError
 
-    settings = Settings(data_dir=tmp_path, chroma_mode="http", chroma_port=_free_port())
+    settings = Settings(data_dir=tmp_path, chroma_mode="http", chroma_port=free_port())
     with pytest.raises(UserError, match="Chroma server"):
         HybridRetriever(settings)

@@ -110,3 +110,24 @@ def test_fsdp_layouts_carry_their_flags() -> None:
     assert not [
         r for r in search_layouts(QWEN3_30B, cluster, seq_length=4096, global_batch_size=512) if r.fsdp
     ]
+
+
+def test_split_overrides_name_how_megatron_splits_the_layers() -> None:
+    import re
+
+    from assistant.estimate.search import pipeline_layout, split_overrides
+
+    assert split_overrides(80, 8, 5) == {}
+    assert split_overrides(126, 16, 8) == {
+        "model.account_for_embedding_in_pipeline_split": True,
+        "model.account_for_loss_in_pipeline_split": True,
+    }
+    first_last = split_overrides(61, 16, None)  # DeepSeek-V3's 61 layers on 16 stages
+    first, last = first_last.values()
+    assert (61 - first - last) % 14 == 0
+    assert split_overrides(8, 4, 4) is None  # more chunks than layers + embedding + loss
+    layout = pipeline_layout(61, 16)
+    chunks = layout.split("|")
+    assert len(chunks) == 16 and chunks[0].startswith("E") and chunks[-1].endswith("L")
+    counts = [int(m.group(1) or 1) for c in chunks for m in [re.search(r"t(?:\*(\d+))?", c)] if m]
+    assert sum(counts) == 61

@@ -14,7 +14,7 @@ from assistant.errors import UserError
 from evals.metrics import normalise_source
 from evals.run import DEFAULT_RETRIEVAL_SET, load_retrieval, run_retrieval
 from ingest.build import ingest
-from tests.conftest import SKILL_SEED
+from tests.conftest import SKILL_SEED, empty_knowledge_base
 
 MIN_RECALL_AT_5 = 0.9
 
@@ -104,10 +104,7 @@ def test_original_skill_is_found_in_chinese_and_english(tmp_path):
     from assistant.retrieval import HybridRetriever
     from assistant.settings import Settings
 
-    only_seed = tmp_path / "kb"
-    (only_seed / "guide").mkdir(parents=True)
-    (only_seed / "catalogs").mkdir()
-    settings = Settings(data_dir=tmp_path / "d", knowledge_base=only_seed)
+    settings = Settings(data_dir=tmp_path / "d", knowledge_base=empty_knowledge_base(tmp_path / "kb"))
     ingest(settings, [SKILL_SEED])
     retriever = HybridRetriever(settings)
     seed_name = SKILL_SEED.name
