@@ -296,9 +296,11 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
             **common,
         )
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
-    if no_fit or (rec.fit is not None and rec.fit.status == "does-not-fit"):
+    if rec.nearest is None and (no_fit or (rec.fit is not None and rec.fit.status == "does-not-fit")):
         rec.nearest = nearest_fit(rec.arch, cluster, global_batch_size=gbs, version=rec.version, **common)
-    elif rec.plan is not None and cluster.num_gpus != (record.encoded_gpus or record.min_gpus):
+    elif (
+        record.kind == "library" and rec.plan and cluster.num_gpus != (record.encoded_gpus or record.min_gpus)
+    ):
         found = search_layouts(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1, **common
         )
@@ -384,6 +386,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     )
     rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
     rec.findings = list(result.findings) + requested_dataset_findings(rec, catalog, mode)
+    rec.nearest = result.nearest
     estimate_run(rec, mode)
     if rec.plan is None:
         return rec  # no launch command for a layout that cannot run

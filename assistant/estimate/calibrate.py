@@ -221,7 +221,8 @@ def fit_throughput(
     return Calibration(
         gemm_efficiency=effs,
         **knobs,
-        source=f"fitted on {len(train)} Megatron-Bridge perf rows, releases <= 26.04.01",
+        source=f"fitted on {len(train)} Megatron-Bridge perf rows of releases <= "
+        f"{'.'.join(f'{x:02d}' for x in last_release)}, recency decay {recency_decay}",
     )
 
 

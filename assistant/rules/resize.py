@@ -40,6 +40,8 @@ class ResizeResult(Record):
     config: EffectiveConfig | None = None
     fit: FitVerdict | None = None
     heuristic_peak_bytes: float | None = None
+    # The estimator's NearestFit when no layout fits (kept so callers need not search again).
+    nearest: Any = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -367,43 +369,38 @@ def resize(
         result = _finish(record, arch, cluster, base, layout, seq, version, mode)
         if result is not None:
             return result
+    need, nearest = (
+        (None, None) if candidates else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft)
+    )
     return ResizeResult(
         plan=None,
-        findings=[
-            _no_plan(
-                record,
-                cluster,
-                seq,
-                peft,
-                bool(candidates),
-                None if candidates else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft),
-            )
-        ],
+        findings=[_no_plan(record, cluster, seq, peft, bool(candidates), need)],
         config=base,
+        nearest=nearest,
     )
 
 
 def _smallest_world(
     arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, cp_goal: int, version: str, peft: bool
-) -> int | None:
+) -> tuple[int | None, Any]:
     """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message:
     the memory estimator's answer when it can judge the model, else the heuristic's."""
-    estimated = _estimator_min_gpus(arch, cluster, base, seq, version, peft)
-    if estimated is not None:
-        return estimated
+    nearest = _estimator_nearest(arch, cluster, base, seq, version, peft)
+    if nearest is not None and nearest.min_gpus:
+        return nearest.min_gpus, nearest
     world = cluster.gpus_per_node
     while world <= 4096:
         if world > cluster.num_gpus:
             bigger = cluster.model_copy(update={"num_gpus": world})
             if next(_candidates(arch, bigger, base, seq, cp_goal, version, peft, None), None) is not None:
-                return world
+                return world, nearest
         world *= 2
-    return None
+    return None, nearest
 
 
-def _estimator_min_gpus(
+def _estimator_nearest(
     arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, version: str, peft: bool
-) -> int | None:
+) -> Any:
     from assistant import hardware_data
     from assistant.estimate.search import nearest_fit
 
@@ -422,7 +419,7 @@ def _estimator_min_gpus(
         )
     except UserError:
         return None
-    return nearest.min_gpus
+    return nearest
 
 
 def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_fit: bool, need: int | None):
