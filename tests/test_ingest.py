@@ -145,3 +145,35 @@ def test_cli_bad_inputs_give_messages_not_tracebacks(small_settings, tmp_path):
         assert result.returncode != 0, args
         assert "Traceback" not in result.stderr + result.stdout, args
         assert "error:" in result.stderr, (args, result.stderr)
+
+
+NO_NETWORK = """
+import socket, sys
+real_connect = socket.socket.connect
+def guarded(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and (host.startswith("127.") or host in ("::1", "localhost") or "/" in host):
+        return real_connect(self, address)
+    raise OSError(f"network attempt to {address!r}")
+socket.socket.connect = guarded
+socket.create_connection = lambda address, *a, **k: guarded(socket.socket(), address)
+from assistant.settings import Settings
+from ingest.build import ingest
+report, _ = ingest(Settings(data_dir=sys.argv[1], knowledge_base=sys.argv[2]), [])
+print(report.added)
+"""
+
+
+def test_ingest_makes_no_network_attempt(tmp_path):
+    kb = small_kb(tmp_path / "kb")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    result = subprocess.run(
+        [sys.executable, "-c", NO_NETWORK, str(tmp_path / "data"), str(kb)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert int(result.stdout.strip().splitlines()[-1]) > 0
+    assert "network attempt" not in result.stderr
