@@ -116,6 +116,9 @@ def memory() -> None:
             f"  {gpu:6s} ({role}): median |error| {100 * statistics.median(values):5.1f}% over {len(values)} "
             f"rows; {100 * statistics.median(d_err):5.1f}% over {len(distinct)} distinct configurations"
         )
+    fitted = [abs(e[0]) for e, c in zip(errors, cases, strict=True) if c["gpu"] in {"a100", "h100"}]
+    print(f"  all fitted rows (A100 + H100): median |error| {100 * statistics.median(fitted):.1f}% "
+          f"over {len(fitted)} rows")  # fmt: skip
     big = [e for e in errors if e[2] >= 10 * 1024**3]
     print(
         f"  runs above 10 GiB: median |error| {100 * statistics.median(abs(e[0]) for e in big):.1f}% "

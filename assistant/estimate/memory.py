@@ -83,15 +83,39 @@ def data_parallel_size(layout: Plan, num_gpus: int) -> int:
     return num_gpus // model_parallel
 
 
+def chunk_sizes(layers: int, chunks: int) -> list[int]:
+    """Transformer layers per model chunk as Megatron splits them: evenly when possible, else counting the
+    embedding (first chunk) and then the loss (last chunk) as one layer each (account_for_*_in_pipeline_
+    split), else spreading layers + 2 slots as evenly as possible (what an explicit layout does)."""
+    for extra in (0, 1, 2):
+        if (layers + extra) % chunks == 0:
+            sizes = [(layers + extra) // chunks] * chunks
+            break
+    else:
+        extra = 2
+        sizes = [(layers + 2) // chunks + (1 if i < (layers + 2) % chunks else 0) for i in range(chunks)]
+    if extra:
+        sizes[0] -= 1
+    if extra == 2:
+        sizes[-1] -= 1
+    return sizes
+
+
 @lru_cache(maxsize=4096)
 def _stage_layer_types(flags: tuple[bool, ...], pp: int, vp: int, rank: int) -> tuple[int, int]:
-    """(dense, MoE) layer counts on pipeline rank `rank`; chunks are split as evenly as possible."""
-    chunks = pp * vp
-    layers = len(flags)
-    bounds = [round(i * layers / chunks) for i in range(chunks + 1)]
-    indices = [i for j in range(vp) for i in range(bounds[j * pp + rank], bounds[j * pp + rank + 1])]
+    """(dense, MoE) layer counts on pipeline rank `rank`, which holds model chunks rank, rank + pp, ..."""
+    sizes = chunk_sizes(len(flags), pp * vp)
+    starts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    indices = [i for j in range(vp) for i in range(starts[j * pp + rank], starts[j * pp + rank + 1])]
     moe = sum(flags[i] for i in indices)
     return len(indices) - moe, moe
+
+
+def _stages_to_check(flags: tuple[bool, ...], pp: int, vp: int) -> list[int]:
+    """The first stage (embedding, most micro-batches in flight), the last (output layer, logits) and,
+    for uneven splits, the stage holding the most layers."""
+    busiest = max(range(pp), key=lambda r: sum(_stage_layer_types(flags, pp, vp, r)))
+    return sorted({0, busiest, pp - 1})
 
 
 def _stage(pp: int, vp: int, rank: int, microbatches: int, flags: tuple[bool, ...]) -> _Stage:
@@ -210,7 +234,8 @@ def estimate_memory(
     flags = tuple(moe_layer_flags(arch))
     dense_lp, moe_lp = layer_params(d, False), layer_params(d, True)
     vocab = padded_vocab(d.vocab, t)
-    stages = [_stage(p, v, r, microbatches, flags) for r in sorted({0, p - 1})]
+    ranks = _stages_to_check(flags, p, v)
+    stages = [_stage(p, v, r, microbatches, flags) for r in ranks]
     modules = set(recompute_modules or (["core_attn"] if recompute == "selective" else []))
     plain_d, gemm_d = _activation_elements(d, False, modules if recompute == "selective" else set())
     plain_m, gemm_m = _activation_elements(d, True, modules if recompute == "selective" else set())
@@ -229,7 +254,7 @@ def estimate_memory(
     full_dense = tokens * (2 * (plain_d + gemm_d)) / t + scores
     full_moe = tokens * (2 * (plain_m + gemm_m)) / t + scores
     results = []
-    for rank, st in zip(sorted({0, p - 1}), stages, strict=True):
+    for rank, st in zip(ranks, stages, strict=True):
         if st.has_output and mtp_layers:
             # Multi-token prediction: extra layers (same type as the last layer) and heads on the last stage.
             extra = mtp_layers * st.inflight_layers / max(1, st.dense + st.moe)
@@ -288,7 +313,7 @@ def estimate_memory(
         results.append((allocated, rank, params, grads, optimizer, activations, logits))
 
     if stage != "max":
-        results = [results[0] if stage == "first" else results[-1]]
+        results = [results[0] if stage == "first" else results[-1]]  # ranks are sorted: 0 first, pp-1 last
     allocated, rank, params, grads, optimizer, activations, logits = max(results)
     graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if cuda_graphs else 0.0
     overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
@@ -311,7 +336,7 @@ def estimate_memory(
             overheads=overhead,
         ),
         allocated_bytes=allocated,
-        stage="first" if rank == 0 else "last",
+        stage="first" if rank == 0 else "last" if rank == p - 1 else f"stage {rank}",
         assumptions=assumptions,
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from assistant.estimate.hardware import GIB, GpuSpec
-from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, estimate_memory
+from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.shapes import dims_of
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput
 from assistant.records import Cluster, ModelArch, Plan, Record
@@ -100,10 +100,10 @@ def _pipeline_splits(layers: int, limit: int) -> list[tuple[int, int | None]]:
 
 
 def split_overrides(layers: int, pp: int, vp: int | None) -> dict[str, Any] | None:
-    """The settings that split `layers` over PP stages of VP chunks each: {} when even; the account_for_*
-    flags when counting the embedding and/or loss as a layer makes it even; without VP, explicit layer
-    counts for the first and last stage; otherwise an explicit pipeline layout. None when there are more
-    chunks than layers (plus embedding and loss)."""
+    """The settings that split `layers` over PP stages of VP chunks each (sizes from memory.chunk_sizes):
+    {} when even; the account_for_* flags when counting the embedding and/or loss as a layer evens it;
+    without VP, explicit first/last stage sizes when the inner stages are equal; otherwise an explicit
+    pipeline layout. None when there are more chunks than layers (plus embedding and loss)."""
     chunks = pp * (vp or 1)
     if chunks > layers + 2:
         return None
@@ -113,24 +113,17 @@ def split_overrides(layers: int, pp: int, vp: int | None) -> dict[str, Any] | No
         return {EMBEDDING_SPLIT_FLAG: True}
     if (layers + 2) % chunks == 0:
         return {EMBEDDING_SPLIT_FLAG: True, LOSS_SPLIT_FLAG: True}
-    if vp is None and pp > 2:
-        middle = -(-layers // pp)  # the inner stages take the rounded-up share, the ends the rest
-        for inner in (middle, middle - 1):
-            ends = layers - inner * (pp - 2)
-            if 2 <= ends <= 2 * inner:
-                first = ends // 2
-                return {FIRST_STAGE_LAYERS: first, LAST_STAGE_LAYERS: ends - first}
+    sizes = chunk_sizes(layers, chunks)
+    if vp is None and pp > 2 and len(set(sizes[1:-1])) == 1:
+        return {FIRST_STAGE_LAYERS: sizes[0], LAST_STAGE_LAYERS: sizes[-1]}
     return {PIPELINE_LAYOUT: pipeline_layout(layers, chunks)}
 
 
 def pipeline_layout(layers: int, chunks: int) -> str:
     """An explicit Megatron pipeline_model_parallel_layout: `chunks` model chunks separated by "|", the
-    embedding (E) in the first and the loss (L) in the last, transformer layers (t) spread evenly with the
-    embedding and loss counted as one layer each."""
-    slots = [(layers + 2) // chunks + (1 if i < (layers + 2) % chunks else 0) for i in range(chunks)]
-    slots[0] -= 1
-    slots[-1] -= 1
-    parts = [f"t*{n}" if n > 1 else "t" * n for n in slots]
+    embedding (E) in the first and the loss (L) in the last, transformer layers (t) as memory.chunk_sizes
+    spreads them."""
+    parts = [f"t*{n}" if n > 1 else "t" * n for n in chunk_sizes(layers, chunks)]
     parts[0] = "E" + parts[0]
     parts[-1] = parts[-1] + "L"
     return "|".join(parts)
