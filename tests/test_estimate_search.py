@@ -8,22 +8,7 @@ from assistant.estimate.search import is_valid_layout, nearest_fit, search_layou
 from assistant.records import Cluster, ModelArch
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
-
-# Public Hugging Face config.json values.
-LLAMA3_8B = ModelArch(
-    hf_model_id="meta-llama/Meta-Llama-3-8B", family="llama", num_layers=32, hidden_size=4096,
-    ffn_hidden_size=14336, num_attention_heads=32, num_query_groups=8, kv_channels=128, vocab_size=128256,
-    source="huggingface.co/meta-llama/Meta-Llama-3-8B config.json",
-)  # fmt: skip
-LLAMA3_70B = LLAMA3_8B.model_copy(
-    update={"hf_model_id": "meta-llama/Meta-Llama-3-70B", "num_layers": 80, "hidden_size": 8192,
-            "ffn_hidden_size": 28672, "num_attention_heads": 64}
-)  # fmt: skip
-QWEN3_30B = ModelArch(
-    hf_model_id="Qwen/Qwen3-30B-A3B", family="qwen3", num_layers=48, hidden_size=2048, ffn_hidden_size=6144,
-    num_attention_heads=32, num_query_groups=4, kv_channels=128, vocab_size=151936, num_moe_experts=128,
-    moe_router_topk=8, moe_ffn_hidden_size=768, source="huggingface.co/Qwen/Qwen3-30B-A3B config.json",
-)  # fmt: skip
+from tests.archs import LLAMA3_8B, LLAMA3_70B, QWEN3_30B
 
 
 @pytest.mark.parametrize(
