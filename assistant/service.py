@@ -222,6 +222,29 @@ def _compare_answer(slots: Slots, lang: str) -> str:
     return "\n".join([header, "|---|---|---|---|", *rows])
 
 
+def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lang: str) -> str:
+    """A question about the docs in the middle of a recommendation ("数据集参数怎么写？", "I get OOM") is
+    answered for the remembered recipe too: its name, dataset preset and launch command."""
+    if not (slots.model_stem or slots.recipe_name):
+        return ""
+    remembered = slots.model_copy(update={"intent": "recommend"})
+    rec = recommend(remembered, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
+    if rec.recipe is None:
+        return ""
+    answer.recipe, answer.dataset, answer.commands = rec.recipe, rec.dataset, rec.commands
+    answer.plan = rec.plan.to_json() if rec.plan else None
+    command = rec.commands.torchrun or rec.commands.multinode
+    preset = (
+        f"`--dataset {rec.dataset}`" if rec.dataset else _say(lang, "no --dataset flag", "无 --dataset 参数")
+    )
+    head = _say(
+        lang,
+        f"For `{rec.recipe.name}` (Megatron-Bridge {ctx.catalog.version}): dataset preset {preset}.",
+        f"对于 `{rec.recipe.name}`（Megatron-Bridge {ctx.catalog.version}）：数据集预设 {preset}。",
+    )
+    return head + (f"\n```bash\n{command}\n```" if command else "")
+
+
 # ---------------------------------------------------------------- the entry point
 
 
@@ -331,9 +354,11 @@ def _ask(
             else ("From the guide:", "参考指南：")
         )
         answer.citations = citations_from(hits)
+        context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
+                context,
                 _passages_answer(hits, answer_lang, *intro),
                 "\n".join(sources_lines(answer.citations, answer_lang)),
             ]

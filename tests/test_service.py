@@ -300,3 +300,14 @@ def test_lora_eight_b_on_one_gpu_is_a_quantified_yes(settings):
     assert 0 < answer.fit["peak_bytes"] < answer.fit["usable_bytes"]
     assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
     assert "How fast?" in answer.answer_markdown and "Will it fit?** yes" in answer.answer_markdown
+
+
+def test_a_docs_question_mid_conversation_uses_the_remembered_recipe(settings):
+    conversation = Conversation()
+    ask("0.5.1 版本，用16张H100对Qwen3-30B-A3B做SFT", conversation=conversation, settings=settings)
+    follow_up = ask("数据集参数怎么写？", conversation=conversation, settings=settings)
+    assert follow_up.intent == "explain" and follow_up.version == "0.5.1"
+    assert follow_up.recipe.name == "qwen3_30b_a3b_sft_config"
+    assert "--dataset llm-finetune" in follow_up.answer_markdown
+    alone = ask("数据集参数怎么写？", settings=settings)
+    assert alone.recipe is None
