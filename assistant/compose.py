@@ -7,7 +7,7 @@ module) or from the catalog's launcher table. Identifiers stay verbatim in both 
 from __future__ import annotations
 
 from assistant.recommend import SMOKE_TEST_STEM, Recommendation, exact_recipe
-from assistant.records import Catalog, Citation, Hit, Slots
+from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
 
 T = {
@@ -409,14 +409,3 @@ def compose_recommendation(
         sources_lines(citations, lang),
     ]
     return "\n\n".join("\n".join(s) for s in sections if s)
-
-
-def slots_summary(slots: Slots) -> str:
-    said = [
-        slots.model_text,
-        slots.goal,
-        f"{slots.num_gpus} GPUs" if slots.num_gpus else None,
-        slots.gpu_type,
-        f"seq {slots.seq_length}" if slots.seq_length else None,
-    ]
-    return ", ".join(s for s in said if s)

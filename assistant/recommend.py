@@ -28,10 +28,9 @@ from assistant.records import (
     RecipeRecord,
     Slots,
 )
-from assistant.rules.commands import _serves as preset_serves
-from assistant.rules.commands import choose_dataset, commands
+from assistant.rules.commands import choose_dataset, commands, preset_serves
 from assistant.rules.config import build_config, parse_overrides
-from assistant.rules.fit import FitVerdict, estimator_precision
+from assistant.rules.fit import FitVerdict
 from assistant.rules.resize import resize
 from assistant.rules.validate import validate
 
@@ -283,7 +282,7 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
     common = {
         "seq_length": seq,
         "mode": mode or "pretrain",
-        "precision": estimator_precision(record.precision),
+        "precision": record.precision or "bf16",
     }
     if rec.plan is not None:
         rec.speed = estimate_throughput(

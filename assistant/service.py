@@ -62,6 +62,12 @@ def version_context(version: str) -> VersionContext:
     return VersionContext(catalog, stems, StemIndex.build(list(stems), hf_ids))
 
 
+def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> Slots:
+    """One turn's slots, merged into the conversation's memory when there is one."""
+    slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
+    return conversation.update(slots, text=text) if conversation is not None else slots
+
+
 def resolve_version(requested: str | None) -> str:
     """A bundled catalog version for what the user asked (exact, or the nearest release)."""
     if not requested:
@@ -103,9 +109,8 @@ def sanitize(text: str, catalog: Catalog) -> str:
 
 @lru_cache(maxsize=8)
 def catalog_names(version: str) -> frozenset[str]:
-    return frozenset(r.name for r in catalogs.load_catalog(version).recipes) | frozenset(
-        r.canonical for r in catalogs.load_catalog(version).recipes
-    )
+    recipes = catalogs.load_catalog(version).recipes
+    return frozenset(name for r in recipes for name in (r.name, r.canonical))
 
 
 def _say(lang: str, en: str, zh: str) -> str:
@@ -318,9 +323,7 @@ def _ask(
     settings = settings or get_settings()
     text = _clip(question).strip()
     ctx = version_context(version)
-    slots = understand(text, known_stems=list(ctx.stems), default_version=None, index=ctx.index)
-    if conversation is not None:
-        slots = conversation.update(slots, text=text)
+    slots = hear(text, ctx, conversation)
     if slots.version and not pinned:
         ctx = version_context(resolve_version(slots.version))
     answer_lang = slots.language if lang == "auto" else lang

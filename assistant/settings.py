@@ -34,14 +34,6 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     default_version: str = "0.6.0"
 
-    @property
-    def chroma_dir(self) -> Path:
-        return self.data_dir / "chroma"
-
-    @property
-    def bm25_path(self) -> Path:
-        return self.data_dir / "bm25.json"
-
     def resolved_embedding_model_path(self) -> str:
         return self.embedding_model_path or _bundled_model_path()
 

@@ -8,7 +8,6 @@ Megatron-Bridge checkouts a user adds are remembered in the manifest, so a later
 from __future__ import annotations
 
 import fcntl
-import json
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -137,7 +136,3 @@ def ingest(
         collected = collect(settings, extra_paths, remembered)
         report = write_index(collected.chunks, settings, sources=collected.sources)
     return report, collected.warnings
-
-
-def manifest_summary(settings: Settings) -> str:
-    return json.dumps(open_current(settings)[2], indent=1)

@@ -16,10 +16,9 @@ import gradio as gr  # noqa: E402
 
 from assistant import catalog as catalogs  # noqa: E402
 from assistant.records import Answer  # noqa: E402
-from assistant.service import EXAMPLES, ask  # noqa: E402
+from assistant.service import EXAMPLES, ask, hear, version_context  # noqa: E402
 from assistant.session import Conversation  # noqa: E402
 from assistant.settings import Settings, get_settings  # noqa: E402
-from assistant.understand import understand  # noqa: E402
 
 TITLE = "Auto Recipe — Megatron-Bridge recipe assistant"
 DESCRIPTION = (
@@ -42,15 +41,11 @@ def message_text(message) -> str:
 
 def replay(history: list, version: str) -> Conversation:
     """Rebuild the conversation's slot memory from earlier user turns."""
-    from assistant.service import version_context
-
     ctx = version_context(version)
     conversation = Conversation()
     for turn in history or []:
         if isinstance(turn, dict) and turn.get("role") == "user":
-            text = message_text(turn)
-            slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
-            conversation.update(slots, text=text)
+            hear(message_text(turn), ctx, conversation)
     return conversation
 
 

@@ -61,10 +61,6 @@ class MemoryEstimate(Record):
     stage: str  # which pipeline stage is the most loaded: "first" or "last"
     assumptions: list[str] = Field(default_factory=list)
 
-    @property
-    def peak_gib(self) -> float:
-        return self.peak_bytes / GIB
-
 
 @dataclass(frozen=True, slots=True)
 class _Stage:

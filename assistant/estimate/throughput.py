@@ -15,8 +15,6 @@ from assistant.estimate.memory import Recompute, data_parallel_size
 from assistant.estimate.shapes import Dims, TokenFlops, dims_of, flops_per_token, layer_params
 from assistant.records import ModelArch, Plan, Record
 
-PRECISION_KEYS = ("bf16", "fp8", "mxfp8", "nvfp4")
-
 
 def precision_key(precision: str) -> str:
     """Group recipe precision names into the keys the efficiencies are fitted on."""

@@ -73,7 +73,6 @@ def choose_dataset(
     return usable[0] if usable else None
 
 
-_serves = preset_serves  # imported under this name by assistant/recommend.py
 
 
 def render_override(key: str, value: Any) -> str:

@@ -26,15 +26,6 @@ class FitVerdict(Record):
     note: str | None = None
 
 
-def estimator_precision(precision: str | None) -> str:
-    """Recipe precision names (bf16, fp8cs, fp8mx, nvfp4, bf16_mixed ...) -> the estimator's classes."""
-    if not precision or precision.startswith("bf16"):
-        return "bf16"
-    if "mx" in precision:
-        return "mxfp8"
-    return "nvfp4" if "fp4" in precision else "fp8"
-
-
 def estimate_fit(
     record: RecipeRecord,
     arch: ModelArch | None,
@@ -59,7 +50,7 @@ def estimate_fit(
             hardware_data.gpu_spec(cluster.gpu_type),
             seq_length=(config.seq_length if config else None) or record.seq_length or DEFAULT_SEQ,
             mode=(config.mode if config else None) or record.mode or "pretrain",
-            precision=estimator_precision((config.precision if config else None) or record.precision),
+            precision=(config.precision if config else None) or record.precision or "bf16",
             recompute=recompute if recompute in ("selective", "full") else None,
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),

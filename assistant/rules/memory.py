@@ -4,8 +4,8 @@ Model state: bf16 weights + fp32 gradients (6 B/param) sharded by TP·PP (expert
 master weights and moments (12 B/param) sharded further over the data-parallel ranks (distributed
 optimizer). PEFT keeps frozen bf16 weights (2 B/param) plus a small adapter. Activations follow the
 selective-recompute estimate of Korthikanti et al. (34·s·b·h bytes per layer, divided by TP·CP), with
-the first pipeline stage holding PP micro-batches in flight. This is a placeholder for the estimator
-(assistant/estimate), which replaces it through the fit hook.
+the first pipeline stage holding PP micro-batches in flight. Resize prunes candidate layouts with it; the
+verdict on the chosen plan comes from the memory estimator (assistant/estimate) through the fit hook.
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ class ResizeResult(Record):
     findings: list[Finding] = Field(default_factory=list)
     config: EffectiveConfig | None = None
     fit: FitVerdict | None = None
-    heuristic_peak_bytes: float | None = None
     # The estimator's NearestFit when no layout fits (kept so callers need not search again).
     nearest: Any = None
 
@@ -97,7 +96,8 @@ def choose_vp(layers: int, pp: int, recipe_vp: int | None, recipe_pp: int) -> in
 def model_fits(
     arch: ModelArch, cluster: Cluster, *, tp, pp, cp, ep, etp, seq, mbs, peft, full_recompute, split=None
 ) -> bool:
-    """The one place resize asks whether a layout fits (heuristic until the estimator lands)."""
+    """The one place resize asks whether a layout fits while it prunes candidates: the coarse heuristic,
+    cheap enough for every candidate; the chosen plan's verdict comes from the estimator (estimate_fit)."""
     need = bytes_per_gpu(
         arch,
         tp=tp,
@@ -549,20 +549,21 @@ def _finish(
         num_gpus=cluster.num_gpus,
     )
     fit = estimate_fit(record, arch, plan, cluster, config)
-    peak = bytes_per_gpu(
-        arch,
-        tp=plan.tp,
-        pp=plan.pp,
-        cp=plan.cp,
-        ep=plan.ep,
-        etp=plan.etp or plan.tp,
-        world=plan.num_gpus,
-        seq_length=seq,
-        micro_batch_size=plan.mbs,
-        peft=config.is_peft,
-        full_recompute=(config.recompute_granularity or "").lower() == "full",
-    )
     if fit.status == "unknown":
+        # The estimator cannot judge this model: give the coarse heuristic's number instead.
+        peak = bytes_per_gpu(
+            arch,
+            tp=plan.tp,
+            pp=plan.pp,
+            cp=plan.cp,
+            ep=plan.ep,
+            etp=plan.etp or plan.tp,
+            world=plan.num_gpus,
+            seq_length=seq,
+            micro_batch_size=plan.mbs,
+            peft=config.is_peft,
+            full_recompute=(config.recompute_granularity or "").lower() == "full",
+        )
         findings.append(
             finding(
                 "fit-unknown",
@@ -592,6 +593,4 @@ def _finish(
                 fix="train.micro_batch_size=1",
             )
         )
-    return ResizeResult(
-        plan=plan, overrides=overrides, findings=findings, config=config, fit=fit, heuristic_peak_bytes=peak
-    )
+    return ResizeResult(plan=plan, overrides=overrides, findings=findings, config=config, fit=fit)

@@ -135,7 +135,6 @@ CUDA_GRAPH_NAN_CHECK = (
     "check_for_nan_in_loss must be disabled when using full_iteration CUDA graph. "
     "Set rerun_state_machine.check_for_nan_in_loss=False."
 )
-EXPERTS_EP_MLM = "Number of experts should be a multiple of expert model parallel_size."  # MLM arguments.py
 
 # model_parallel_config.py, a warnings.warn
 EP_TP_NEEDS_SP = (

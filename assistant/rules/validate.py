@@ -15,7 +15,7 @@ from assistant.records import Cluster, Finding, LauncherSpec, ModelArch
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.findings import Severity, divisors, effective_etp, finding, kv, next_pow2, tp_allowed
-from assistant.rules.memory import bytes_per_gpu, param_split
+from assistant.rules.memory import param_split
 from assistant.rules.topology import gpu_spec, nvlink_domain
 from assistant.rules.versions import traits
 
@@ -1042,20 +1042,3 @@ RULES: list[Rule] = [
     rule_single_gpu,
     rule_override_sections,
 ]
-
-
-def expected_bytes(config: EffectiveConfig, arch: ModelArch, cluster: Cluster) -> float:
-    """The heuristic peak for this config (used by resize and reported with plans)."""
-    return bytes_per_gpu(
-        arch,
-        tp=config.tp,
-        pp=config.pp,
-        cp=config.cp,
-        ep=config.ep,
-        etp=effective_etp(config.etp, config.tp, config.ep, config.version),
-        world=cluster.num_gpus,
-        seq_length=config.seq_length or 4096,
-        micro_batch_size=config.micro_batch_size or 1,
-        peft=config.is_peft,
-        full_recompute=(config.recompute_granularity or "").lower() == "full",
-    )
