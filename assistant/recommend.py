@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assistant import hardware_data
+from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
 from assistant.model_names import split_recipe_name, stem_info
@@ -284,6 +285,7 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
         "mode": mode or "pretrain",
         "precision": record.precision or "bf16",
     }
+    features = features_from_fields(record.fields)
     if rec.plan is not None:
         rec.speed = estimate_throughput(
             rec.arch,
@@ -292,6 +294,7 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
             recompute=record.recompute,
             gpus_per_node=cluster.gpus_per_node,
             calibration=hardware_data.calibration(),
+            features=features,
             **common,
         )
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
@@ -301,7 +304,13 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
         record.kind == "library" and rec.plan and cluster.num_gpus != (record.encoded_gpus or record.min_gpus)
     ):
         found = search_layouts(
-            rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1, **common
+            rec.arch,
+            cluster,
+            global_batch_size=gbs,
+            version=rec.version,
+            top_k=1,
+            features=features,
+            **common,
         )
         if (
             found

@@ -3,7 +3,9 @@
 For every distinct configuration in Megatron-Bridge's performance tables with a modelled architecture, run
 search_layouts on the same model, GPU count, GPU type, precision, sequence length and global batch, with the
 perf recipes' bf16 gradient reduction, and check whether the published (TP, PP, CP, EP, Megatron-FSDP or not)
-is among the top 5 (and, stricter, the published VP too). Timing: the search on 1,024 GPUs for three shapes.
+is among the top 5 (and, stricter, the published VP too). The search runs under the performance features
+(CUDA graphs, MoE all-to-all overlap, FP8 attention, fused expert MLP) of the row's release recipe.
+Timing: the search on 1,024 GPUs for three shapes.
 Usage: python benchmarks/bench_estimate_search.py
 """
 
@@ -15,6 +17,7 @@ from collections import defaultdict
 
 from assistant import hardware_data
 from assistant.estimate.calibrate import latest_per_config, plan_of_row, usable_rows
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.memory import estimate_memory
 from assistant.estimate.search import recompute_options, search_layouts
 from assistant.estimate.throughput import estimate_throughput
@@ -42,6 +45,7 @@ def hit_rate() -> None:
             archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
             seq_length=row["seq_length"], global_batch_size=row["gbs"], mode=row["mode"],
             precision=row["precision"], top_k=10_000, grad_reduce_in_fp32=False,
+            features=RunFeatures(**row["features"]) if row.get("features") else None,
         )  # fmt: skip
         slowest = max(slowest, time.perf_counter() - start)
         published = (row["tp"], row["pp"], row["cp"], row["ep"], bool(row["fsdp"]))
@@ -98,6 +102,7 @@ def published_estimate(row: dict, arch, hw) -> float | None:
                 recompute=recompute,
                 recompute_modules=modules,
                 calibration=hardware_data.calibration(),
+                features=RunFeatures(**row["features"]) if row.get("features") else None,
                 **options,
             ).tokens_per_sec_per_gpu
     return None

@@ -1,7 +1,8 @@
 """Extract published measurements into knowledge_base/calibration/ and fit the estimator constants.
 
 Sources (read-only mirrors, never imported or executed):
-- Megatron-Bridge docs/performance-summary.md and docs/performance-summary-archive.md: tokens/s/GPU rows;
+- Megatron-Bridge docs/performance-summary.md and docs/performance-summary-archive.md: tokens/s/GPU rows,
+  each with the performance features of its release's benchmark recipe (ingest/perf_features.py);
 - Megatron-Bridge skills/*/card.yaml: documented peak-memory measurements;
 - Megatron-LM tests/functional_tests/test_cases/**: mem-max-allocated-bytes golden values + model_config.yaml.
 Writes perf_rows.json, memory_rows.json (data with a source each) and fit.json (fitted parameters).
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.settings import get_settings
+from ingest.perf_features import attach_features
 
 BRIDGE_GIT = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
 BRIDGE_COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
@@ -462,6 +464,8 @@ def main(argv: list[str] | None = None) -> None:
             for path in PERF_DOCS
             for row in parse_perf_markdown(git_show(args.bridge, args.commit, path), path, args.commit)
         ]
+        matched = attach_features(perf, args.bridge)
+        print(f"perf rows with their release recipe's features: {sum(matched.values())} of {len(perf)}")
         write_json(out / "perf_rows.json", {"rows": perf})
         memory = {"bridge_cards": bridge_card_memory_rows(args.bridge, args.commit)}
         if Path(args.megatron).exists():

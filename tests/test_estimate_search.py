@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.estimate.search import is_valid_layout, nearest_fit, search_layouts
+from assistant import hardware_data
+from assistant.estimate.search import is_valid_layout, nearest_fit, rank_with_ties, search_layouts
 from assistant.records import Cluster, ModelArch
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
@@ -21,8 +22,15 @@ def test_search_returns_valid_fitting_layouts_in_order(
     cluster = Cluster(num_gpus=gpus, gpu_type="h100")
     ranked = search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs, precision="fp8_cs")
     assert 1 <= len(ranked) <= 5
-    speeds = [r.throughput.tokens_per_sec_per_gpu for r in ranked]
-    assert speeds == sorted(speeds, reverse=True)
+    band = hardware_data.calibration().median_error
+    top = max(r.throughput.tokens_per_sec_per_gpu for r in ranked)
+    for above, below in zip(ranked, ranked[1:], strict=False):
+        faster_below = below.throughput.tokens_per_sec_per_gpu > above.throughput.tokens_per_sec_per_gpu
+        # Only a tie (within the estimator's median error of the top) may put a slower layout first,
+        # and then for its lower TP.
+        if faster_below:
+            assert above.throughput.tokens_per_sec_per_gpu >= top * (1 - band)
+            assert above.plan.tp < below.plan.tp
     assert len({(r.plan.tp, r.plan.pp, r.plan.cp, r.plan.ep) for r in ranked}) == len(ranked)
     for r in ranked:
         p = r.plan
@@ -116,3 +124,20 @@ def test_split_overrides_name_how_megatron_splits_the_layers() -> None:
     assert len(chunks) == 16 and chunks[0].startswith("E") and chunks[-1].endswith("L")
     counts = [int(m.group(1) or 1) for c in chunks for m in [re.search(r"t(?:\*(\d+))?", c)] if m]
     assert sum(counts) == 61
+
+
+def test_ties_within_the_estimators_error_prefer_lower_tensor_parallelism() -> None:
+    everything = search_layouts(
+        LLAMA3_70B, Cluster(num_gpus=64, gpu_type="h100"), seq_length=8192, global_batch_size=256,
+        precision="fp8_cs", top_k=10_000,
+    )  # fmt: skip
+    speed = [r.throughput.tokens_per_sec_per_gpu for r in rank_with_ties(everything, 0.0)]
+    assert speed == sorted(speed, reverse=True)  # no band: pure speed order
+    ranked = rank_with_ties(everything, 0.2)
+    top = max(speed)
+    ties = [r for r in ranked if r.throughput.tokens_per_sec_per_gpu >= 0.8 * top]
+    assert ranked[: len(ties)] == ties  # the tie group leads
+    assert [r.plan.tp for r in ties] == sorted(r.plan.tp for r in ties)
+    assert len({r.plan.tp for r in ties}) > 1  # a real reordering, not a no-op
+    rest = [r.throughput.tokens_per_sec_per_gpu for r in ranked[len(ties) :]]
+    assert rest == sorted(rest, reverse=True)

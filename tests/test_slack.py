@@ -127,14 +127,27 @@ def make_app(fake_slack):
 # ---------------------------------------------------------------- signed Events API requests
 
 
-def event_body(text: str, *, ts: str, event_id: str, thread_ts: str | None = None, channel: str = "C1",
-               kind: str = "app_mention", **extra) -> dict:
+def event_body(
+    text: str,
+    *,
+    ts: str,
+    event_id: str,
+    thread_ts: str | None = None,
+    channel: str = "C1",
+    kind: str = "app_mention",
+    **extra,
+) -> dict:
     event = {"type": kind, "user": "U1", "text": text, "ts": ts, "channel": channel, "event_ts": ts, **extra}
     if thread_ts:
         event["thread_ts"] = thread_ts
     return {
-        "token": "legacy", "team_id": "T1", "api_app_id": "A1", "type": "event_callback",
-        "event_id": event_id, "event_time": int(time.time()), "event": event,
+        "token": "legacy",
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "type": "event_callback",
+        "event_id": event_id,
+        "event_time": int(time.time()),
+        "event": event,
         "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": "UBOT", "is_bot": True}],
     }
 
@@ -189,8 +202,13 @@ class Recorder:
 
 
 def fixed_answer(question: str, **_) -> Answer:
-    return Answer(language="en", intent="recommend", slots=Slots(), version="0.6.0",
-                  answer_markdown=f"**Got** {question}")
+    return Answer(
+        language="en",
+        intent="recommend",
+        slots=Slots(),
+        version="0.6.0",
+        answer_markdown=f"**Got** {question}",
+    )
 
 
 # ---------------------------------------------------------------- the acceptance cases
@@ -243,10 +261,12 @@ def test_a_slack_retry_or_a_repeated_event_is_not_answered_twice(fake_slack, mak
     body = event_body(f"<@UBOT> {QUESTION}", ts="1700000003.000100", event_id="Ev3")
     as_dm = event_body(QUESTION, ts="1700000003.000100", event_id="Ev3-dm", kind="message", channel_type="im")
 
-    statuses = [app.dispatch(signed(body)).status,
-                app.dispatch(signed(body, retry=1)).status,  # Slack's retry: same event_id, retry header
-                app.dispatch(signed(body, retry=2)).status,
-                app.dispatch(signed(as_dm)).status]  # the same message (channel, ts) under another event_id
+    statuses = [
+        app.dispatch(signed(body)).status,
+        app.dispatch(signed(body, retry=1)).status,  # Slack's retry: same event_id, retry header
+        app.dispatch(signed(body, retry=2)).status,
+        app.dispatch(signed(as_dm)).status,
+    ]  # the same message (channel, ts) under another event_id
 
     assert statuses == [200, 200, 200, 200]
     drain()
@@ -264,18 +284,35 @@ def test_a_retry_of_an_event_this_process_never_saw_is_answered(fake_slack, make
 
 
 def test_a_chinese_direct_message_gets_one_chinese_reply_and_bots_and_edits_are_ignored(
-        fake_slack, make_app, settings):
+    fake_slack, make_app, settings
+):
     answer_fn = Recorder(partial(ask, settings=settings))
     app, drain = make_app(answer_fn)
     question = "在16张H100上对Qwen3-30B-A3B做SFT"
-    dm = event_body(question, ts="1700000005.000100", event_id="Ev5", kind="message", channel="D1",
-                    channel_type="im")
-    from_a_bot = event_body("bot echo", ts="1700000005.000200", event_id="Ev6", kind="message", channel="D1",
-                            channel_type="im", bot_id="BOTHER")
-    edited = event_body("edit", ts="1700000005.000300", event_id="Ev7", kind="message", channel="D1",
-                        channel_type="im", subtype="message_changed")
-    in_a_channel = event_body(question, ts="1700000005.000400", event_id="Ev8", kind="message",
-                              channel_type="channel")
+    dm = event_body(
+        question, ts="1700000005.000100", event_id="Ev5", kind="message", channel="D1", channel_type="im"
+    )
+    from_a_bot = event_body(
+        "bot echo",
+        ts="1700000005.000200",
+        event_id="Ev6",
+        kind="message",
+        channel="D1",
+        channel_type="im",
+        bot_id="BOTHER",
+    )
+    edited = event_body(
+        "edit",
+        ts="1700000005.000300",
+        event_id="Ev7",
+        kind="message",
+        channel="D1",
+        channel_type="im",
+        subtype="message_changed",
+    )
+    in_a_channel = event_body(
+        question, ts="1700000005.000400", event_id="Ev8", kind="message", channel_type="channel"
+    )
 
     statuses = [app.dispatch(signed(body)).status for body in (dm, from_a_bot, edited, in_a_channel)]
 
@@ -293,14 +330,16 @@ def test_a_chinese_direct_message_gets_one_chinese_reply_and_bots_and_edits_are_
 
 
 def test_a_thread_follow_up_uses_the_remembered_model_and_other_threads_do_not(
-        fake_slack, make_app, settings):
+    fake_slack, make_app, settings
+):
     app, drain = make_app(partial(ask, settings=settings))
     root = "1700000009.000100"
     app.dispatch(signed(event_body(f"<@UBOT> {QUESTION}", ts=root, event_id="Ev9")))
     assert len(fake_slack.wait_for_posts(1)) == 1  # the first turn is remembered before the follow-up
 
-    app.dispatch(signed(event_body("<@UBOT> and on 8 GPUs?", ts="1700000009.000200", thread_ts=root,
-                                   event_id="Ev10")))
+    app.dispatch(
+        signed(event_body("<@UBOT> and on 8 GPUs?", ts="1700000009.000200", thread_ts=root, event_id="Ev10"))
+    )
     app.dispatch(signed(event_body("<@UBOT> and on 8 GPUs?", ts="1700000010.000100", event_id="Ev11")))
 
     drain()
@@ -341,8 +380,19 @@ def test_a_failing_answer_posts_one_apology_and_the_app_keeps_working(fake_slack
 
 def test_long_markdown_becomes_mrkdwn_sections_within_the_limit_with_balanced_fences():
     code = "\n".join(f"echo line {i} <&>" for i in range(400))
-    markdown = "\n".join(["## Title", "**bold** and [docs](https://example.com)", "- item", "```bash", code,
-                          "```", "| a | b |", "|---|---|", "| `x` | 2 |"])
+    markdown = "\n".join(
+        [
+            "## Title",
+            "**bold** and [docs](https://example.com)",
+            "- item",
+            "```bash",
+            code,
+            "```",
+            "| a | b |",
+            "|---|---|",
+            "| `x` | 2 |",
+        ]
+    )
     answer = Answer(language="en", intent="explain", slots=Slots(), version="0.6.0", answer_markdown=markdown)
 
     text, blocks = answer_blocks(answer)
@@ -430,8 +480,9 @@ class _Started:
 
 
 @pytest.mark.parametrize("socket_mode", [True, False])
-def test_run_picks_socket_mode_with_an_app_token_else_http_on_the_configured_port(monkeypatch, settings,
-                                                                                   socket_mode):
+def test_run_picks_socket_mode_with_an_app_token_else_http_on_the_configured_port(
+    monkeypatch, settings, socket_mode
+):
     import slack_bolt.adapter.socket_mode as socket_adapter
 
     log: list = []
@@ -442,8 +493,9 @@ def test_run_picks_socket_mode_with_an_app_token_else_http_on_the_configured_por
         return _Started(log, "app")
 
     monkeypatch.setattr(slack_app, "build_app", fake_build_app)
-    monkeypatch.setattr(socket_adapter, "SocketModeHandler",
-                        lambda app, token: _Started(log, "socket", token))
+    monkeypatch.setattr(
+        socket_adapter, "SocketModeHandler", lambda app, token: _Started(log, "socket", token)
+    )
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
     monkeypatch.setenv("AUTORECIPE_SLACK_PORT", "3456")
     if socket_mode:
@@ -467,6 +519,7 @@ def test_run_turns_a_rejected_token_or_unreachable_slack_into_a_user_error(monke
     from slack_bolt.error import BoltError
 
     for error in (BoltError("invalid_auth"), OSError("Connection refused")):
+
         def failing_build_app(error=error, **_):
             raise error
 

@@ -180,7 +180,7 @@ def split_sections(text: str, limit: int = SECTION_LIMIT) -> list[str]:
     budget = limit - 2 * (len(_FENCE) + 1)
     lines: list[str] = []
     for line in text.splitlines():
-        lines += [line[i:i + budget] for i in range(0, len(line), budget)] or [""]
+        lines += [line[i : i + budget] for i in range(0, len(line), budget)] or [""]
     pieces: list[str] = []
     current: list[str] = []
     size = 0
@@ -242,8 +242,9 @@ def _plan_text(answer: Answer) -> str:
     if answer.plan is None:
         lines = [t("no_plan", lang, n=gpus, gpu=gpu)]
     else:
-        shown = " · ".join(f"{key.upper()} {answer.plan[key]}" for key in PLAN_KEYS
-                           if answer.plan.get(key) is not None)
+        shown = " · ".join(
+            f"{key.upper()} {answer.plan[key]}" for key in PLAN_KEYS if answer.plan.get(key) is not None
+        )
         lines = [f"*{t('plan', lang, n=gpus, gpu=gpu)}:* {shown}"]
     if answer.overrides:
         lines.append(f"*{t('overrides', lang)}*")
@@ -378,8 +379,14 @@ class SlackAssistant:
             text = apology(error, question)
             blocks = [_section(text)]
         try:
-            client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks,
-                                    unfurl_links=False, unfurl_media=False)
+            client.chat_postMessage(
+                channel=channel,
+                thread_ts=thread_ts,
+                text=text,
+                blocks=blocks,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
         except Exception:  # noqa: BLE001 - Slack down or the message rejected: log, keep serving
             log.exception("posting the answer to %s/%s failed", channel, thread_ts)
 
@@ -395,12 +402,18 @@ def build_app(
     """The Bolt app. Tests pass a `client` whose base_url is a local fake Slack API (nothing calls slack.com)
     and may pass the `executor` that runs the listeners, to wait for their work to finish."""
     assistant = SlackAssistant(answer_fn)
-    app = App(client=client, token=None if client is not None else token, signing_secret=signing_secret,
-              listener_executor=executor)
+    app = App(
+        client=client,
+        token=None if client is not None else token,
+        signing_secret=signing_secret,
+        listener_executor=executor,
+    )
     app.event("app_mention", matchers=[_from_a_person], middleware=[assistant.drop_redelivery])(
-        ack=_acknowledge, lazy=[assistant.answer])
+        ack=_acknowledge, lazy=[assistant.answer]
+    )
     app.event("message", matchers=[_direct_message], middleware=[assistant.drop_redelivery])(
-        ack=_acknowledge, lazy=[assistant.answer])
+        ack=_acknowledge, lazy=[assistant.answer]
+    )
     app.event("message")(_ignore_other_messages)
     return app
 
@@ -433,17 +446,22 @@ def run(settings: Settings | None = None) -> None:
     else:
         signing_secret = os.environ.get("SLACK_SIGNING_SECRET", "").strip()
         if not signing_secret:
-            raise UserError("SLACK_SIGNING_SECRET is not set: HTTP mode checks every request's signature. "
-                            "Export it (Basic Information > App Credentials), or set SLACK_APP_TOKEN "
-                            "for Socket Mode.")
+            raise UserError(
+                "SLACK_SIGNING_SECRET is not set: HTTP mode checks every request's signature. "
+                "Export it (Basic Information > App Credentials), or set SLACK_APP_TOKEN "
+                "for Socket Mode."
+            )
         port = _port()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        app = build_app(token=bot_token, signing_secret=signing_secret,
-                        answer_fn=partial(ask, settings=settings))
+        app = build_app(
+            token=bot_token, signing_secret=signing_secret, answer_fn=partial(ask, settings=settings)
+        )
     except (BoltError, OSError) as error:
-        raise UserError(f"Slack did not accept SLACK_BOT_TOKEN ({error}); check the token and that this "
-                        "machine can reach slack.com.") from error
+        raise UserError(
+            f"Slack did not accept SLACK_BOT_TOKEN ({error}); check the token and that this "
+            "machine can reach slack.com."
+        ) from error
     if socket_mode:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import least_squares
 
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import MemoryOverheads, estimate_memory
 from assistant.estimate.throughput import Calibration, estimate_throughput, precision_key
@@ -55,11 +56,15 @@ GLOBAL_KNOBS = (
     "expert_tokens_half",
     "elementwise_passes",
     "tp_exposed",
-    "ep_exposed",
     "dp_exposed",
     "pp_exposed",
     "microbatch_overhead_s",
     "cp_exposed",
+    "layer_host_s",
+    "moe_host_factor",
+    "partial_graph_host",
+    "ep_overlap_exposed",
+    "quant_passes",
 )
 KNOB_BOUNDS = {
     "expert_gemm_ratio": (0.1, 1.5),
@@ -74,6 +79,11 @@ KNOB_BOUNDS = {
     "pp_exposed": (0.0, 1.0),
     "microbatch_overhead_s": (0.0, 0.02),
     "cp_exposed": (0.0, 1.0),
+    "layer_host_s": (0.0, 0.005),
+    "moe_host_factor": (1.0, 20.0),
+    "partial_graph_host": (0.0, 1.0),
+    "ep_overlap_exposed": (0.0, 1.0),
+    "quant_passes": (0.0, 20.0),
 }
 
 
@@ -116,6 +126,7 @@ def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calib
         fsdp=bool(row.get("fsdp")),
         gpus_per_node=8,
         calibration=cal,
+        features=RunFeatures(**row["features"]) if row.get("features") else None,
     )
     return result.tokens_per_sec_per_gpu
 
@@ -218,9 +229,14 @@ def fit_throughput(
     cal = _calibration_from_vector(result.x, keys)
     effs = {k: round(v, 4) for k, v in cal.gemm_efficiency.items()}
     knobs = {k: round(float(getattr(cal, k)), 4) for k in GLOBAL_KNOBS}
+    errors = [
+        abs(predict_tokens(r, archs[r["model"]], hw[r["gpu"]], cal) / r["tokens_per_sec_per_gpu"] - 1)
+        for r in train
+    ]
     return Calibration(
         gemm_efficiency=effs,
         **knobs,
+        median_error=round(statistics.median(errors), 4),
         source=f"fitted on {len(train)} Megatron-Bridge perf rows of releases <= "
         f"{'.'.join(f'{x:02d}' for x in last_release)}, recency decay {recency_decay}",
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.shapes import dims_of
@@ -264,9 +265,11 @@ def search_layouts(
     overheads: MemoryOverheads | None = None,
     grad_reduce_in_fp32: bool = True,
     max_tp: int = 8,
+    features: RunFeatures | None = None,
 ) -> list[RankedLayout]:
     """The `top_k` fastest distinct (TP, PP, CP, EP, FSDP) layouts that fit, each with its best VP,
-    micro-batch size and recompute setting. Empty when nothing fits (see `nearest_fit`)."""
+    micro-batch size and recompute setting, under the given performance features. Empty when nothing fits
+    (see `nearest_fit`)."""
     hardware, calibration, overheads = _defaults(cluster, hardware, calibration, overheads)
     options = {
         "seq_length": seq_length,
@@ -274,6 +277,7 @@ def search_layouts(
         "precision": precision,
         "grad_reduce_in_fp32": grad_reduce_in_fp32,
     }
+    speed_options = {"features": features}
     best: dict[tuple, tuple[float, RankedLayout]] = {}
     for plan in _candidates(
         arch,
@@ -286,10 +290,25 @@ def search_layouts(
         version=version,
         max_tp=max_tp,
     ):
-        _try_recompute(arch, plan, hardware, cluster, options, calibration, overheads, best)
-    ranked = sorted(best.values(), key=lambda item: -item[0])[:top_k]
-    layouts = [item[1] for item in ranked]
-    return [_explain(i, layout, layouts[0]) for i, layout in enumerate(layouts)]
+        _try_recompute(arch, plan, hardware, cluster, options, speed_options, calibration, overheads, best)
+    layouts = rank_with_ties([item[1] for item in best.values()], calibration.median_error)[:top_k]
+    return [_explain(i, layout, layouts[0], calibration.median_error) for i, layout in enumerate(layouts)]
+
+
+def rank_with_ties(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:
+    """Fastest first; the layouts within `tie_band` (the estimator's median error) of the fastest are
+    indistinguishable by the estimate, so among them the one with less tensor parallelism (less
+    communication on every layer) comes first, then the faster."""
+
+    def speed(layout: RankedLayout) -> float:
+        return layout.throughput.tokens_per_sec_per_gpu
+
+    by_speed = sorted(layouts, key=speed, reverse=True)
+    if not by_speed:
+        return by_speed
+    floor = speed(by_speed[0]) * (1 - tie_band)
+    ties = [x for x in by_speed if speed(x) >= floor]
+    return sorted(ties, key=lambda x: (x.plan.tp, -speed(x))) + by_speed[len(ties) :]
 
 
 class NearestFit(Record):
@@ -392,7 +411,7 @@ def fsdp_options(arch: ModelArch, plan: Plan) -> tuple[bool, ...]:
     return (False, True) if useful else (False,)
 
 
-def _try_recompute(arch, plan, hw, cluster, options, cal, ov, best) -> None:
+def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
     """Keep the fastest (VP, micro-batch, recompute) that fits, per distinct (TP, PP, CP, EP, FSDP) layout."""
     for fsdp in fsdp_options(arch, plan):
         key = (plan.tp, plan.pp, plan.cp, plan.ep, fsdp)
@@ -405,7 +424,7 @@ def _try_recompute(arch, plan, hw, cluster, options, cal, ov, best) -> None:
                 continue
             speed = estimate_throughput(
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, fsdp=fsdp,
-                gpus_per_node=cluster.gpus_per_node, calibration=cal, **options,
+                gpus_per_node=cluster.gpus_per_node, calibration=cal, **options, **speed_options,
             )  # fmt: skip
             score = speed.tokens_per_sec_per_gpu
             if key not in best or score > best[key][0]:
@@ -418,7 +437,7 @@ def _try_recompute(arch, plan, hw, cluster, options, cal, ov, best) -> None:
             break  # later options only recompute more: same layout, slower
 
 
-def _explain(index: int, layout: RankedLayout, leader: RankedLayout) -> RankedLayout:
+def _explain(index: int, layout: RankedLayout, leader: RankedLayout, tie_band: float) -> RankedLayout:
     """Say what costs this layout time (bubble, exposed communication, recompute) and how it compares."""
     tp_ = layout.throughput
     step = tp_.step_time_s
@@ -445,5 +464,13 @@ def _explain(index: int, layout: RankedLayout, leader: RankedLayout) -> RankedLa
     ]
     if index:
         slower = 1 - tp_.tokens_per_sec_per_gpu / leader.throughput.tokens_per_sec_per_gpu
-        reasons.append(f"{slower:.1%} slower than the top layout")
+        if slower < 0:
+            reasons.append(
+                f"{-slower:.1%} faster than the top layout by the estimate, a tie within the estimator's "
+                f"{tie_band:.0%} median error: ranked after it for its higher TP"
+            )
+        elif slower <= tie_band:
+            reasons.append(f"{slower:.1%} slower than the top layout: a tie within the {tie_band:.0%} error")
+        else:
+            reasons.append(f"{slower:.1%} slower than the top layout")
     return layout.model_copy(update={"rank": index + 1, "reasons": reasons})

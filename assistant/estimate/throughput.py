@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from assistant.errors import UserError
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec, precision_unit
 from assistant.estimate.memory import Recompute, data_parallel_size
 from assistant.estimate.shapes import Dims, TokenFlops, dims_of, flops_per_token, layer_params
@@ -37,12 +38,18 @@ class Calibration(Record):
     gemm_size_half: float = 256.0  # GEMM width (per rank) at which efficiency halves: n / (n + this)
     expert_tokens_half: float = 512.0  # tokens per local expert and micro-batch at which grouped GEMMs halve
     elementwise_passes: float = 6.0  # HBM passes over the saved activations per layer (fwd + bwd)
+    quant_passes: float = 3.0  # HBM passes over each GEMM input to cast it to FP8/FP4 (fwd, dgrad, wgrad)
     tp_exposed: float = 0.15
     cp_exposed: float = 0.3
-    ep_exposed: float = 0.5
+    ep_exposed: float = 1.0  # a dispatch/combine all-to-all that is not overlapped is on the critical path
     dp_exposed: float = 0.1
     pp_exposed: float = 0.5
     microbatch_overhead_s: float = 0.001  # host, launch and pipeline hand-off per micro-batch and model chunk
+    layer_host_s: float = 0.0002  # kernel-launch time per layer and micro-batch (fwd + bwd) left exposed
+    moe_host_factor: float = 3.0  # MoE layers launch more kernels and sync the host on dropless routing
+    partial_graph_host: float = 0.5  # share of that launch time per-layer CUDA graphs leave exposed
+    ep_overlap_exposed: float = 0.3  # share of ep_exposed left when the all-to-all overlaps compute
+    median_error: float = 0.05  # median |error| on the rows fitted; layouts closer than this are ties
     source: str = "prior (uncalibrated)"
 
     def gemm_eff(self, gpu: str, precision: str) -> float:
@@ -116,9 +123,13 @@ def estimate_throughput(
     fsdp: bool = False,
     gpus_per_node: int = 8,
     calibration: Calibration | None = None,
+    features: RunFeatures | None = None,
 ) -> ThroughputEstimate:
-    """Estimated step time, tokens/s/GPU, model TFLOP/s/GPU (Bridge formula) and MFU for one layout."""
+    """Estimated step time, tokens/s/GPU, model TFLOP/s/GPU (Bridge formula) and MFU for one layout,
+    under the given performance features (none: no CUDA graphs, no overlap, BF16 attention)."""
     cal = calibration or Calibration()
+    feats = features or RunFeatures()
+    lowp = precision_unit(precision) != "bf16"
     d = dims_of(arch)
     mbs = micro_batch_size or layout.mbs
     gbs = global_batch_size or layout.gbs
@@ -147,8 +158,13 @@ def estimate_throughput(
     t_dense = tokens_gpu * flops.dense_gemm * peft_factor / (peak * eff * size)
     ratio = cal.expert_gemm_ratio if precision_unit(precision) == "bf16" else cal.expert_gemm_ratio_lowp
     t_expert = tokens_gpu * flops.expert_gemm * peft_factor / (peak * eff * ratio * esize)
-    t_attn = tokens_gpu * flops.attention_core / (bf16_peak * cal.attention_efficiency)
-    t_elem = tokens_gpu * _elementwise_bytes(d) * cal.elementwise_passes / hw.hbm_bw
+    attn_peak = peak if feats.fp8_attention and lowp else bf16_peak
+    t_attn = tokens_gpu * flops.attention_core / (attn_peak * cal.attention_efficiency)
+    elem_bytes = _elementwise_bytes(d, fused_expert_mlp=feats.fused_grouped_mlp)
+    t_elem = tokens_gpu * elem_bytes * cal.elementwise_passes / hw.hbm_bw
+    if lowp:  # every GEMM input is cast (and for FP8 with scaling, transposed) before the GEMM
+        quant_bytes = _gemm_input_bytes(d, fused_expert_mlp=feats.fused_grouped_mlp)
+        t_elem += tokens_gpu * quant_bytes * cal.quant_passes / hw.hbm_bw
     t_layers = t_dense + t_expert + t_attn + t_elem
     recompute_s = 0.0
     if recompute == "full":
@@ -158,7 +174,9 @@ def estimate_throughput(
         recompute_s = _selective_cost(
             d, set(recompute_modules or ["core_attn"]), t_dense, t_expert, t_attn, t_elem, flops
         )
-    compute = t_layers + recompute_s + m * v * cal.microbatch_overhead_s
+    host_share = {"full_iteration": 0.0, "partial": cal.partial_graph_host, None: 1.0}[feats.cuda_graph]
+    launch_s = host_share * cal.layer_host_s * (d.dense_layers + cal.moe_host_factor * d.moe_layers) / p * m
+    compute = t_layers + recompute_s + m * v * cal.microbatch_overhead_s + launch_s
 
     layers_per_stage = d.layers / p
     chunk = layers_per_stage / v
@@ -168,7 +186,7 @@ def estimate_throughput(
     compute *= balance
 
     # ---- communication per step, per GPU
-    act_bytes = 1 if precision_unit(precision) != "bf16" else 2
+    act_bytes = 1 if lowp else 2
     tokens_mb = seq_length * mbs / c
     comm = CommTimes()
     if t > 1:
@@ -184,7 +202,8 @@ def estimate_throughput(
         domain = hw.nvlink_domain if hw.nvlink_domain > gpus_per_node else gpus_per_node
         near = max(0, min(e, domain // et) - 1)  # peers inside the NVLink domain
         per_layer = 3 * a2a * (near / hw.nvlink_bw + (e - 1 - near) / hw.network_bw)
-        comm.ep = cal.ep_exposed * per_layer * (d.moe_layers / p) * m
+        exposed_share = cal.ep_exposed * (cal.ep_overlap_exposed if feats.moe_a2a_overlap else 1.0)
+        comm.ep = exposed_share * per_layer * (d.moe_layers / p) * m
     params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
     grad_b = 4 if grad_reduce_in_fp32 else 2
     dp_span = t * p * c
@@ -227,6 +246,7 @@ def estimate_throughput(
             "else the scale-out network; "
             "only a fitted fraction is exposed",
             "balanced MoE routing (as in the published benchmarks)",
+            "performance features: " + (", ".join(feats.describe()) or "none (no CUDA graphs, no overlap)"),
         ]
         + ([f"{chunk:g} layers per model chunk"] if p > 1 else []),
     )
@@ -260,12 +280,27 @@ def _stage_balance(layers: int, p: int, v: int) -> float:
     return -(-layers // chunks) * chunks / layers if layers % chunks else 1.0
 
 
-def _elementwise_bytes(d: Dims) -> float:
-    """Bytes of the per-token tensors that norms, activations, residuals and routing read and write."""
+def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
+    """Bytes of the per-token tensors that norms, activations, residuals and routing read and write. A fused
+    grouped expert MLP keeps the expert activation (and its quantisation) inside the GEMM kernels."""
+    expert_act = 0 if fused_expert_mlp else 3 * d.moe_ffn
     per_layer_dense = 4 * d.hidden + d.q_width + 2 * d.kv_width + 3 * d.ffn
-    per_layer_moe = 4 * d.hidden + d.q_width + 2 * d.kv_width + d.topk * (2 * d.hidden + 3 * d.moe_ffn)
+    per_layer_moe = 4 * d.hidden + d.q_width + 2 * d.kv_width + d.topk * (2 * d.hidden + expert_act)
     per_layer_moe += 3 * d.shared_ffn
     return 2 * (d.dense_layers * per_layer_dense + d.moe_layers * per_layer_moe)
+
+
+def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
+    """BF16 bytes per token of every GEMM input (QKV, projection, MLP in and out, expert MLPs). A fused
+    grouped expert MLP casts the expert activation inside its kernel."""
+    attn = d.hidden + d.q_width
+    dense = attn + d.hidden + d.ffn
+    moe = (
+        attn
+        + d.topk * (d.hidden + (0 if fused_expert_mlp else d.moe_ffn))
+        + (d.hidden + d.shared_ffn if d.shared_ffn else 0)
+    )
+    return 2 * (d.dense_layers * dense + d.moe_layers * moe)
 
 
 def _params_per_gpu(d: Dims, t: int, p: int, e: int, et: int) -> tuple[float, float]:

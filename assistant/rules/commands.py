@@ -73,8 +73,6 @@ def choose_dataset(
     return usable[0] if usable else None
 
 
-
-
 def render_override(key: str, value: Any) -> str:
     """Shell-quoted 'key=value'; values holding ${VAR} are double-quoted so the shell expands them."""
     text = f"{key}={render_value(value)}"

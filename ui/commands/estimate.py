@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from assistant.errors import UserError
+from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
 from assistant.records import Cluster, ModelArch, Plan
 
@@ -58,6 +59,9 @@ SPEC_RUN_FIELDS = (
     "untie_embeddings_and_output_weights",
     "share_embeddings_and_output_weights",
     "cuda_graph_impl",
+    "cuda_graph_scope",
+    "overlap_moe_expert_parallel_comm",
+    "fp8_dot_product_attention",
 )
 
 
@@ -213,7 +217,13 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         overheads=hardware_data.memory_overheads(),
     )
     speed = estimate_throughput(
-        arch, plan, hw, **common, gpus_per_node=cluster.gpus_per_node, calibration=hardware_data.calibration()
+        arch,
+        plan,
+        hw,
+        **common,
+        gpus_per_node=cluster.gpus_per_node,
+        calibration=hardware_data.calibration(),
+        features=run["features"],
     )
     return {
         "plan": plan.to_json(),
@@ -266,7 +276,7 @@ def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, 
         "version": run.get("version"),
         "grad_reduce_in_fp32": run["grad_reduce_in_fp32"],
     }
-    ranked = search_layouts(run["arch"], cluster, top_k=top_k, **common)
+    ranked = search_layouts(run["arch"], cluster, top_k=top_k, features=run["features"], **common)
     out: dict[str, Any] = {"search": [r.to_json() for r in ranked]}
     if not ranked:
         out["nearest_fit"] = nearest_fit(run["arch"], cluster, **common).to_json()
@@ -363,6 +373,7 @@ def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
         "fp8_param": _flag(values, ("mixed_precision.fp8_param_gather", "model.fp8_param"), False),
         "fsdp": config.fsdp,
         "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
+        "features": features_from_fields(values),
         "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
         "notes": [],
     }
@@ -428,6 +439,16 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "fp8_param": bool(model.get("fp8_param", False)),
         "fsdp": bool(ddp.get("use_megatron_fsdp", False)),
         "cuda_graphs": model.get("cuda_graph_impl") not in (None, "none"),
+        "features": features_from_fields(
+            {
+                "model.cuda_graph_impl": model.get("cuda_graph_impl"),
+                "model.cuda_graph_scope": model.get("cuda_graph_scope"),
+                "comm_overlap.overlap_moe_expert_parallel_comm": model.get(
+                    "overlap_moe_expert_parallel_comm"
+                ),
+                "mixed_precision.fp8_dot_product_attention": model.get("fp8_dot_product_attention"),
+            }
+        ),
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
         "notes": notes,
     }

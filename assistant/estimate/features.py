@@ -1,0 +1,70 @@
+"""The performance features of a run that change its speed but not its layout (pure).
+
+Megatron-Bridge releases turn these on per recipe: full-iteration CUDA graphs, MoE all-to-all overlap,
+FP8 attention and fused grouped expert MLPs. The throughput estimator needs them to tell a layout's speed
+under one release's software from another's. They are read from a recipe's extracted fields: the old
+`scripts/performance` WorkloadBaseConfig fields (<= 0.5.x) or the ConfigContainer paths of later releases.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from assistant.records import Record
+
+CudaGraph = Literal["full_iteration", "partial"] | None
+
+
+class RunFeatures(Record):
+    cuda_graph: CudaGraph = None  # full_iteration captures the whole step; partial = per-layer scopes
+    moe_a2a_overlap: bool = False  # EP all-to-all overlapped with the other micro-batch's compute
+    fp8_attention: bool = False  # the attention core runs in FP8 (fp8_dot_product_attention)
+    fused_grouped_mlp: bool = False  # expert MLP, activation and quantisation fused (CuTe DSL / TE op fuser)
+
+    def describe(self) -> list[str]:
+        parts = []
+        if self.cuda_graph:
+            parts.append(f"{self.cuda_graph.replace('_', '-')} CUDA graphs")
+        if self.moe_a2a_overlap:
+            parts.append("MoE all-to-all overlap")
+        if self.fp8_attention:
+            parts.append("FP8 attention")
+        if self.fused_grouped_mlp:
+            parts.append("fused grouped expert MLP")
+        return parts
+
+
+# Field names: WorkloadBaseConfig (scripts/performance, <= 0.5.x) first, then ConfigContainer paths.
+_GRAPH_IMPL = ("cuda_graph_impl", "model.cuda_graph_impl")
+_GRAPH_SCOPE = ("cuda_graph_scope", "model.cuda_graph_scope")
+_A2A_OVERLAP = ("moe_a2a_overlap", "comm_overlap.overlap_moe_expert_parallel_comm")
+_FP8_ATTENTION = ("fp8_dot_product_attention", "mixed_precision.fp8_dot_product_attention")
+_FUSED_MLP = ("cutedsl_fused_grouped_mlp",)
+_FUSED_MLP_NEW = ("model.use_transformer_engine_op_fuser", "model.moe_mlp_glu_interleave_size")
+
+
+def _first(fields: dict[str, Any], names: tuple[str, ...]) -> Any:
+    return next((fields[n] for n in names if fields.get(n) is not None), None)
+
+
+def cuda_graph_kind(impl: Any, scope: Any) -> CudaGraph:
+    """Older releases spelled a full-iteration graph as scope "full_iteration"; later ones as the impl."""
+    scopes = [scope] if isinstance(scope, str) else list(scope or [])
+    if impl == "full_iteration" or "full_iteration" in scopes:
+        return "full_iteration"
+    if impl in ("local", "transformer_engine") or scopes:
+        return "partial"
+    return None
+
+
+def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
+    """RunFeatures of one extracted recipe (its `fields`), old or new naming."""
+    fused = bool(_first(fields, _FUSED_MLP)) or (
+        bool(fields.get(_FUSED_MLP_NEW[0])) and fields.get(_FUSED_MLP_NEW[1]) is not None
+    )
+    return RunFeatures(
+        cuda_graph=cuda_graph_kind(_first(fields, _GRAPH_IMPL), _first(fields, _GRAPH_SCOPE)),
+        moe_a2a_overlap=bool(_first(fields, _A2A_OVERLAP)),
+        fp8_attention=bool(_first(fields, _FP8_ATTENTION)),
+        fused_grouped_mlp=fused,
+    )

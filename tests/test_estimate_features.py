@@ -1,0 +1,107 @@
+"""Performance features: read from real extracted recipes (old and new field names), matched to the published
+perf rows of their release, and each one moves the throughput estimate the way the hardware says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant import hardware_data
+from assistant.catalog import load_catalog
+from assistant.estimate.calibrate import plan_of_row
+from assistant.estimate.features import RunFeatures, cuda_graph_kind, features_from_fields
+from assistant.estimate.throughput import Calibration, estimate_throughput
+from assistant.settings import KNOWLEDGE_BASE
+from ingest.perf_features import BRIDGE_TAG_OF_RELEASE, match_recipe
+from tests.archs import QWEN3_30B
+
+ROWS = json.loads((KNOWLEDGE_BASE / "calibration" / "perf_rows.json").read_text())["rows"]
+ALL_ON = RunFeatures(
+    cuda_graph="full_iteration", moe_a2a_overlap=True, fp8_attention=True, fused_grouped_mlp=True
+)
+
+
+def _recipe(version: str, name: str):
+    return next(r for r in load_catalog(version).recipes if r.name == name)
+
+
+def test_old_workload_config_fields_give_the_features() -> None:
+    """0.5.1 kept benchmark settings in scripts/performance WorkloadBaseConfig constants."""
+    record = _recipe("0.5.1", "qwen3_30b_a3b_pretrain_config_gb200_fp8_mx_v1")
+    assert features_from_fields(record.fields) == ALL_ON
+    bf16 = _recipe("0.5.1", "qwen3_30b_a3b_pretrain_config_gb200_bf16_v1")
+    assert not features_from_fields(bf16.fields).fp8_attention
+
+
+def test_config_container_fields_give_the_same_features() -> None:
+    """0.6.0 moved them into perf_recipes functions that write ConfigContainer paths."""
+    record = _recipe("0.6.0", "qwen3_30b_a3b_pretrain_8gpu_gb200_fp8mx_config")
+    assert features_from_fields(record.fields) == ALL_ON
+
+
+def test_cuda_graph_spellings() -> None:
+    assert cuda_graph_kind(None, "full_iteration") == "full_iteration"  # <= 0.4: a scope name
+    assert cuda_graph_kind("full_iteration", []) == "full_iteration"
+    assert cuda_graph_kind("transformer_engine", ["attn", "moe_router"]) == "partial"
+    assert cuda_graph_kind("none", []) is None
+    assert cuda_graph_kind(None, None) is None
+
+
+def test_perf_rows_match_their_release_recipe() -> None:
+    """Each 26.06.01 row is matched again, from the committed 0.5.1 catalog, to the recipe recorded."""
+    recipes = [r for r in load_catalog("0.5.1").recipes if r.kind == "benchmark"]
+    rows = [r for r in ROWS if r["release"] == "26.06.01" and r.get("features_source")]
+    assert len(rows) >= 10
+    for row in rows:
+        recipe = match_recipe(row, recipes)
+        assert recipe is not None and recipe.name == row["features_source"]["recipe"]
+        assert features_from_fields(recipe.fields).to_json() == row["features"]
+        assert row["features_source"]["tag"] == BRIDGE_TAG_OF_RELEASE["26.06.01"] == "v0.5.1"
+
+
+def test_a_layout_that_differs_from_the_recipe_is_not_matched() -> None:
+    recipes = [r for r in load_catalog("0.5.1").recipes if r.kind == "benchmark"]
+    row = next(r for r in ROWS if r["release"] == "26.06.01" and r.get("features_source"))
+    assert match_recipe({**row, "gbs": row["gbs"] * 3}, recipes) is None
+
+
+def _qwen(features: RunFeatures | None, precision: str = "mxfp8", cal: Calibration | None = None):
+    row = next(
+        r for r in ROWS if r["model"] == "qwen3_30b_a3b" and r["gpu"] == "gb200" and r["release"] == "26.06"
+    )
+    return estimate_throughput(
+        QWEN3_30B,
+        plan_of_row(row),
+        hardware_data.gpu_spec("gb200"),
+        seq_length=row["seq_length"],
+        precision=precision,
+        calibration=cal or hardware_data.calibration(),
+        features=features,
+    )
+
+
+def test_fp8_attention_is_faster_only_in_low_precision() -> None:
+    fp8 = RunFeatures(fp8_attention=True)
+    assert _qwen(fp8).step_time_s < _qwen(None).step_time_s
+    assert _qwen(fp8, "bf16").step_time_s == pytest.approx(_qwen(None, "bf16").step_time_s)
+
+
+def test_cuda_graphs_remove_launch_time_in_order() -> None:
+    cal = hardware_data.calibration()
+    assert cal.layer_host_s > 0
+    steps = [_qwen(RunFeatures(cuda_graph=kind)).step_time_s for kind in (None, "partial", "full_iteration")]
+    assert steps[0] > steps[1] > steps[2]
+
+
+def test_all_to_all_overlap_hides_expert_parallel_time() -> None:
+    plain, overlapped = _qwen(None), _qwen(RunFeatures(moe_a2a_overlap=True))
+    assert plain.exposed_comm_s.ep > 0
+    assert overlapped.exposed_comm_s.ep == pytest.approx(
+        plain.exposed_comm_s.ep * hardware_data.calibration().ep_overlap_exposed
+    )
+
+
+def test_fused_expert_mlp_saves_memory_traffic() -> None:
+    assert _qwen(RunFeatures(fused_grouped_mlp=True)).step_time_s < _qwen(None).step_time_s
+    assert "fused grouped expert MLP" in " ".join(_qwen(ALL_ON).assumptions)
