@@ -1,7 +1,8 @@
 """Attach to each published perf row the performance features its release's recipe turned on.
 
 A perf table row names a model, GPU, precision and layout, not the software settings (CUDA graphs, MoE
-all-to-all overlap, FP8 attention, fused expert MLPs) that moved the numbers between releases. Those live in
+all-to-all overlap, FP8 attention, fused expert MLPs, the token dispatcher) that moved the numbers between
+releases. Those live in
 the release's benchmark recipes. For each container release we extract the recipes of the Megatron-Bridge
 tag it shipped with (the same static extractor as the catalogs: nothing is imported or executed) and take
 the features of the benchmark recipe with the row's model, GPU, precision and layout.

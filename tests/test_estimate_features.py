@@ -18,7 +18,11 @@ from tests.archs import QWEN3_30B
 
 ROWS = json.loads((KNOWLEDGE_BASE / "calibration" / "perf_rows.json").read_text())["rows"]
 ALL_ON = RunFeatures(
-    cuda_graph="full_iteration", moe_a2a_overlap=True, fp8_attention=True, fused_grouped_mlp=True
+    cuda_graph="full_iteration",
+    moe_a2a_overlap=True,
+    fp8_attention=True,
+    fused_grouped_mlp=True,
+    flex_dispatcher=True,
 )
 
 
@@ -105,3 +109,21 @@ def test_all_to_all_overlap_hides_expert_parallel_time() -> None:
 def test_fused_expert_mlp_saves_memory_traffic() -> None:
     assert _qwen(RunFeatures(fused_grouped_mlp=True)).step_time_s < _qwen(None).step_time_s
     assert "fused grouped expert MLP" in " ".join(_qwen(ALL_ON).assumptions)
+
+
+def test_flex_dispatch_sends_a_token_once_per_remote_node() -> None:
+    """On H100 (8-GPU NVLink domain) EP16 spans two nodes: DeepEP/HybridEP cut the network bytes; inside one
+    domain (EP8 on GB200's NVL72) there is no network traffic to cut."""
+    row = next(r for r in ROWS if r["model"] == "qwen3_30b_a3b" and r["gpu"] == "h100" and r["ep"] == 16)
+    layout, h100 = plan_of_row(row), hardware_data.gpu_spec("h100")
+
+    def ep_time(features: RunFeatures) -> float:
+        est = estimate_throughput(
+            QWEN3_30B, layout, h100, seq_length=4096, precision="fp8_cs", features=features,
+            calibration=hardware_data.calibration(),
+        )  # fmt: skip
+        return est.exposed_comm_s.ep
+
+    assert ep_time(RunFeatures(flex_dispatcher=True)) < 0.6 * ep_time(RunFeatures())
+    inside = _qwen(RunFeatures(flex_dispatcher=True)).exposed_comm_s.ep
+    assert inside == pytest.approx(_qwen(None).exposed_comm_s.ep)

@@ -20,6 +20,7 @@ class RunFeatures(Record):
     moe_a2a_overlap: bool = False  # EP all-to-all overlapped with the other micro-batch's compute
     fp8_attention: bool = False  # the attention core runs in FP8 (fp8_dot_product_attention)
     fused_grouped_mlp: bool = False  # expert MLP, activation and quantisation fused (CuTe DSL / TE op fuser)
+    flex_dispatcher: bool = False  # DeepEP / HybridEP: a token crosses the network once per destination node
 
     def describe(self) -> list[str]:
         parts = []
@@ -31,6 +32,8 @@ class RunFeatures(Record):
             parts.append("FP8 attention")
         if self.fused_grouped_mlp:
             parts.append("fused grouped expert MLP")
+        if self.flex_dispatcher:
+            parts.append("DeepEP/HybridEP token dispatcher")
         return parts
 
 
@@ -41,6 +44,8 @@ _A2A_OVERLAP = ("moe_a2a_overlap", "comm_overlap.overlap_moe_expert_parallel_com
 _FP8_ATTENTION = ("fp8_dot_product_attention", "mixed_precision.fp8_dot_product_attention")
 _FUSED_MLP = ("cutedsl_fused_grouped_mlp",)
 _FUSED_MLP_NEW = ("model.use_transformer_engine_op_fuser", "model.moe_mlp_glu_interleave_size")
+_FLEX_BACKEND_OLD = "moe_flex_dispatcher_backend"  # setting a backend switches the old recipes to flex
+_DISPATCHER_NEW = "model.moe_token_dispatcher_type"
 
 
 def _first(fields: dict[str, Any], names: tuple[str, ...]) -> Any:
@@ -67,4 +72,5 @@ def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
         moe_a2a_overlap=bool(_first(fields, _A2A_OVERLAP)),
         fp8_attention=bool(_first(fields, _FP8_ATTENTION)),
         fused_grouped_mlp=fused,
+        flex_dispatcher=fields.get(_DISPATCHER_NEW) == "flex" or fields.get(_FLEX_BACKEND_OLD) is not None,
     )

@@ -149,12 +149,15 @@ def estimate_throughput(
     eff = cal.gemm_eff(hw.key, precision)
     dense_width = min(d.hidden, d.ffn if d.dense_layers else d.hidden) / t
     expert_width = min(d.hidden, d.moe_ffn) / et if d.experts else 1.0
-    size = dense_width / (dense_width + cal.gemm_size_half)
-    esize = expert_width / (expert_width + cal.gemm_size_half)
+    # A GEMM needs arithmetic intensity (its width) in proportion to the peak it runs at before it stops
+    # being memory-bound, so the half-efficiency width grows with the precision's speed-up over BF16.
+    speedup = peak / bf16_peak
+    size = dense_width / (dense_width + cal.gemm_size_half * speedup)
+    esize = expert_width / (expert_width + cal.gemm_size_half * speedup)
     if d.experts:
         # Each expert sees the routed tokens of its EP group; few tokens per expert make thin, slow GEMMs.
         expert_tokens = e * seq_length * mbs / (c * t) * d.topk / d.experts
-        esize *= expert_tokens / (expert_tokens + cal.expert_tokens_half)
+        esize *= expert_tokens / (expert_tokens + cal.expert_tokens_half * speedup)
     t_dense = tokens_gpu * flops.dense_gemm * peft_factor / (peak * eff * size)
     ratio = cal.expert_gemm_ratio if precision_unit(precision) == "bf16" else cal.expert_gemm_ratio_lowp
     t_expert = tokens_gpu * flops.expert_gemm * peft_factor / (peak * eff * ratio * esize)
@@ -201,7 +204,11 @@ def estimate_throughput(
         a2a = 2 * tokens_mb / t * d.topk * d.hidden * act_bytes / e  # bytes to each peer
         domain = hw.nvlink_domain if hw.nvlink_domain > gpus_per_node else gpus_per_node
         near = max(0, min(e, domain // et) - 1)  # peers inside the NVLink domain
-        per_layer = 3 * a2a * (near / hw.nvlink_bw + (e - 1 - near) / hw.network_bw)
+        far_bytes = a2a * (e - 1 - near)
+        if feats.flex_dispatcher and e - 1 > near:
+            token_bytes = 2 * tokens_mb / t * d.hidden * act_bytes
+            far_bytes = _deduplicated_far_bytes(token_bytes, d.topk, -(-e // (near + 1)))
+        per_layer = 3 * (a2a * near / hw.nvlink_bw + far_bytes / hw.network_bw)
         exposed_share = cal.ep_exposed * (cal.ep_overlap_exposed if feats.moe_a2a_overlap else 1.0)
         comm.ep = exposed_share * per_layer * (d.moe_layers / p) * m
     params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
@@ -270,6 +277,14 @@ def _selective_cost(
     # Norms and activation functions are memory-bound: a small share of the elementwise time.
     cost += t_elem * 0.1 * len(modules & {"layernorm", "moe_act"}) / 3
     return cost
+
+
+def _deduplicated_far_bytes(token_bytes: float, topk: int, groups: int) -> float:
+    """Network bytes per GPU when a token crosses to each remote NVLink domain once (DeepEP/HybridEP) rather
+    than once per routed expert: the expected number of distinct remote domains among `topk` uniformly
+    routed experts spread over `groups` domains."""
+    remote_domains = (groups - 1) * (1 - (1 - 1 / groups) ** topk)
+    return token_bytes * remote_domains
 
 
 def _stage_balance(layers: int, p: int, v: int) -> float:
