@@ -364,7 +364,25 @@ def _estimate_section(rec: Recommendation, lang: str) -> list[str]:
         lines.extend(_nearest_lines(rec, lang))
     if rec.faster is not None and rec.speed is not None:
         lines.append(_faster_line(rec, lang))
+    if rec.peft_alternative is not None:
+        lines.extend(_peft_alternative_lines(rec.peft_alternative, lang))
     return lines
+
+
+def _peft_alternative_lines(lora: Recommendation, lang: str) -> list[str]:
+    """Full fine-tuning does not fit: the LoRA recipe that does, with its layout, fit and command."""
+    gpus = f"{lora.cluster.num_gpus} × {lora.cluster.gpu_type.upper()}"
+    name = lora.recipe.name
+    fit = ""
+    if lora.fit is not None and lora.fit.peak_bytes is not None:
+        peak = _fmt_bytes(lora.fit.peak_bytes)
+        fit = f"，每张 GPU 约 {peak}" if lang == "zh" else f", about {peak} per GPU"
+    head = (
+        f"**在 {gpus} 上可以改用 LoRA：** `{name}`（{_layout(lora.plan)}{fit}）："
+        if lang == "zh"
+        else f"**LoRA fits on {gpus} instead:** `{name}` ({_layout(lora.plan)}{fit}):"
+    )
+    return [head, f"```bash\n{lora.commands.torchrun}\n```"]
 
 
 def findings_lines(rec_findings, lang: str) -> list[str]:

@@ -9,6 +9,7 @@ HF keys map to Megatron TransformerConfig names the way Megatron-Bridge's CONFIG
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assistant.errors import UserError
-from assistant.records import ModelArch
+from assistant.records import ModelArch, RecipeRecord
 from assistant.settings import get_settings
 
 # Nested keys under which multimodal configs keep their language model, outermost first
@@ -399,3 +400,94 @@ def all_model_archs() -> list[ModelArch]:
 def load_model_arch(hf_model_id: str) -> ModelArch | None:
     """Bundled architecture of an HF id (case-insensitive), or None when we do not ship it."""
     return _catalog(models_dir()).get(hf_model_id.strip().lower())
+
+
+# ---------------------------------------------------------------- Megatron TransformerConfig fields
+
+# TransformerConfig names that map one-to-one onto ModelArch fields.
+TRANSFORMER_ARCH_FIELDS = (
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "kv_channels",
+    "vocab_size",
+    "num_moe_experts",
+    "moe_router_topk",
+    "moe_ffn_hidden_size",
+    "moe_shared_expert_intermediate_size",
+    "gated_linear_unit",
+    "multi_latent_attention",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_head_dim",
+    "qk_pos_emb_head_dim",
+    "v_head_dim",
+)
+# Providers whose model is not a decoder-only transformer the estimators describe (diffusion, encoders).
+NOT_DECODER_PROVIDERS = ("Wan", "Flux", "DiT", "T5", "Bert")
+
+
+def moe_layer_split(value: Any, layers: int) -> tuple[int | None, int | None]:
+    """(first dense layers, frequency) from moe_layer_freq: an int, or a 0/1 list like [0]*3+[1]*58."""
+    if value is None or isinstance(value, int):
+        return None, value
+    if isinstance(value, list) and all(v in (0, 1) for v in value) and len(value) == layers:
+        first = value.index(1) if 1 in value else layers
+        if all(value[first:]):
+            return first, 1
+    raise UserError("moe_layer_freq must be an int or a 0/1 list of dense layers followed by MoE layers")
+
+
+def arch_from_transformer_config(
+    model: dict[str, Any], *, hf_model_id: str, family: str, source: str
+) -> ModelArch:
+    """A ModelArch from Megatron TransformerConfig field names (a spec file, or a recipe's own provider)."""
+    fields = {k: model[k] for k in TRANSFORMER_ARCH_FIELDS if model.get(k) is not None}
+    first_dense, freq = moe_layer_split(model.get("moe_layer_freq"), int(model["num_layers"]))
+    untie = model.get("untie_embeddings_and_output_weights")
+    tied = (not untie) if untie is not None else bool(model.get("share_embeddings_and_output_weights", True))
+    hybrid = model.get("hybrid_layer_pattern") or model.get("hybrid_override_pattern")
+    try:
+        return ModelArch(
+            hf_model_id=hf_model_id,
+            family=family,
+            source=source,
+            tied_embeddings=tied,
+            moe_first_k_dense=first_dense,
+            moe_layer_freq=freq,
+            is_hybrid=bool(hybrid or model.get("is_hybrid_model")),
+            hybrid_layer_pattern=hybrid if isinstance(hybrid, str) else None,
+            **fields,
+        )
+    except ValueError as error:
+        raise UserError(f"model fields are not valid: {error}") from error
+
+
+def arch_from_recipe_fields(record: RecipeRecord) -> ModelArch | None:
+    """The architecture a recipe defines inline (gemma3_1b_pretrain_config builds its provider from
+    numbers, with no Hugging Face id), from the extracted `model.*` writes; None when they are incomplete."""
+    model = {k.removeprefix("model."): v for k, v in record.fields.items() if k.startswith("model.")}
+    target = str(model.get("_target_") or "")
+    required = ("num_layers", "hidden_size", "num_attention_heads", "vocab_size")
+    if any(p in target for p in NOT_DECODER_PROVIDERS) or not all(
+        isinstance(model.get(k), int) for k in required
+    ):
+        return None
+    try:
+        return arch_from_transformer_config(
+            model,
+            hf_model_id=record.canonical,
+            family=record.family or "recipe",
+            source=f"{record.source.path}:{record.source.line} (the recipe's own model provider, "
+            f"Megatron-Bridge {record.version})",
+        )
+    except UserError:
+        return None
+
+
+def recipe_arch(record: RecipeRecord, lookup: Callable[[str], ModelArch | None]) -> ModelArch | None:
+    """The bundled architecture of the recipe's Hugging Face model, else the one it defines inline."""
+    found = lookup(record.hf_model_id) if record.hf_model_id else None
+    return found or arch_from_recipe_fields(record)

@@ -18,6 +18,7 @@ from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
 from assistant.model_names import split_recipe_name, stem_info
+from assistant.models import recipe_arch
 from assistant.records import (
     Catalog,
     Cluster,
@@ -31,6 +32,7 @@ from assistant.records import (
 )
 from assistant.rules.commands import choose_dataset, commands, preset_serves
 from assistant.rules.config import build_config, parse_overrides
+from assistant.rules.features import feature_overrides
 from assistant.rules.fit import FitVerdict
 from assistant.rules.resize import resize
 from assistant.rules.validate import validate
@@ -67,6 +69,7 @@ class Recommendation:
     speed: ThroughputEstimate | None = None  # the plan's estimated throughput
     nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
     faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
+    peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
 
     @property
     def recipe(self) -> RecipeRecord | None:
@@ -299,7 +302,9 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
         )
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
     if rec.nearest is None and (no_fit or (rec.fit is not None and rec.fit.status == "does-not-fit")):
-        rec.nearest = nearest_fit(rec.arch, cluster, global_batch_size=gbs, version=rec.version, **common)
+        rec.nearest = nearest_fit(
+            rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common
+        )
     elif (
         record.kind == "library" and rec.plan and cluster.num_gpus != (record.encoded_gpus or record.min_gpus)
     ):
@@ -351,9 +356,33 @@ def cluster_for(slots: Slots, record: RecipeRecord | None) -> Cluster | None:
     return Cluster(num_gpus=count, gpu_type=gpu_type, gpus_per_node=per_node)
 
 
+def peft_alternative(rec: Recommendation, catalog: Catalog, arch_of: ArchLookup) -> Recommendation | None:
+    """When full SFT does not fit the user's GPUs, the same model's LoRA recipe on the same GPUs, if that
+    one fits and runs (the guide's advice for e.g. Qwen3 30B-A3B on 4 GPUs)."""
+    slots = rec.slots
+    does_not_fit = any(f.id == "does-not-fit" for f in rec.findings)
+    if slots.goal != "sft" or not does_not_fit or slots.overrides:
+        return None
+    lora = recommend(slots.model_copy(update={"goal": "peft"}), catalog, arch_of)
+    if lora.plan is None or not lora.commands.torchrun or lora.recipe is None or lora.recipe.mode != "peft":
+        return None
+    return lora
+
+
+def _validated_on_one_gpu(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> bool:
+    """The recipe the question selects is named for one GPU (e.g. gemma3_1b_sft_1gpu_h100_bf16_config)."""
+    selection = select_recipe(catalog, slots, arch_of)
+    return selection is not None and selection.record.encoded_gpus == 1
+
+
 def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommendation:
     """Choose, size, check and build commands for one request (pure: lookups are passed in)."""
-    if slots.num_gpus == 1 and slots.goal in (None, "sft") and slots.intent == "recommend":
+    if (
+        slots.num_gpus == 1
+        and slots.goal in (None, "sft")
+        and slots.intent == "recommend"
+        and not _validated_on_one_gpu(catalog, slots, arch_of)
+    ):
         # One GPU runs only PEFT recipes (the skill's decision tree): answer with the LoRA recipe.
         slots = slots.model_copy(update={"goal": "peft"})
         rec = Recommendation(slots=slots, version=catalog.version, switched_to_peft=True)
@@ -374,7 +403,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         return rec
     rec.selection = selection
     record = selection.record
-    rec.arch = arch_of(record.hf_model_id)
+    rec.arch = recipe_arch(record, arch_of)
     if selection.match == "similar-architecture" and slots.hf_model_id:
         rec.arch = arch_of(slots.hf_model_id) or rec.arch
     rec.cluster = cluster_for(slots, record)
@@ -383,13 +412,14 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
     if rec.cluster is None:
         return rec
+    requested = feature_overrides(slots.features, is_moe=bool(rec.arch and rec.arch.num_moe_experts))
     result = resize(
         record,
         rec.arch,
         rec.cluster,
         mode,
         slots.seq_length,
-        user_overrides=typed_overrides(slots),
+        user_overrides=requested | typed_overrides(slots),
         version=catalog.version,
     )
     rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
@@ -397,6 +427,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     rec.nearest = result.nearest
     estimate_run(rec, mode)
     if rec.plan is None:
+        rec.peft_alternative = peft_alternative(rec, catalog, arch_of)
         return rec  # no launch command for a layout that cannot run
     built = commands(
         catalog.version,

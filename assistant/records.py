@@ -264,6 +264,7 @@ class Slots(Record):
     recipe_name: str | None = None  # an explicit *_config name in the text
     error_text: str | None = None  # a pasted error message, for troubleshooting
     overrides: dict[str, str] = Field(default_factory=dict)  # KEY=VALUE pairs in the text
+    features: list[Literal["cuda_graphs"]] = Field(default_factory=list)  # asked to turn on, no keys given
 
 
 # ---------------------------------------------------------------- answers (assistant -> front ends, evals)
@@ -299,7 +300,7 @@ class Answer(Record):
     checklist: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     fit: dict[str, Any] | None = None
-    # Estimator output: {"throughput": ..., "nearest_fit": ..., "faster_layout": ...} (each may be absent).
+    # Estimator output: {"throughput", "nearest_fit", "faster_layout", "peft_alternative"}, each optional.
     estimate: dict[str, Any] | None = None
     answer_markdown: str
     follow_up: list[str] = Field(default_factory=list)
@@ -312,12 +313,13 @@ class Answer(Record):
 class Hit(Record):
     chunk_id: str
     source: str
-    heading: str
+    heading: str  # "document > section > subsection"
     doc_type: str
     lang: str
     text: str
     score: float
     version: str = "all"
+    section: str = ""  # the innermost heading, whole
 
 
 class SearchResult(Record):

@@ -147,6 +147,7 @@ class HybridRetriever:
                     doc_type=meta["doc_type"],
                     lang=meta["lang"],
                     version=meta.get("version", "all"),
+                    section=meta.get("section", ""),
                     text=self._docs[i],
                     score=round(score, 6),
                 )

@@ -22,7 +22,7 @@ from assistant.compose import (
 from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.model_names import StemIndex, candidate_stems
-from assistant.models import load_model_arch
+from assistant.models import load_model_arch, recipe_arch
 from assistant.recommend import (
     Recommendation,
     cluster_for,
@@ -32,6 +32,7 @@ from assistant.recommend import (
     typed_overrides,
 )
 from assistant.records import Answer, Catalog, Hit, Slots
+from assistant.rules.commands import choose_dataset
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
@@ -93,7 +94,13 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
         return []
     catalog = catalogs.load_catalog(version)
     return [
-        h.model_copy(update={"text": sanitize(h.text, catalog), "heading": sanitize(h.heading, catalog)})
+        h.model_copy(
+            update={
+                "text": sanitize(h.text, catalog),
+                "heading": sanitize(h.heading, catalog),
+                "section": sanitize(h.section, catalog),
+            }
+        )
         for h in hits
     ]
 
@@ -171,7 +178,7 @@ def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -
             continue
         seen.add(hit.source)
         body = hit.text.split("\n\n", 1)[-1].strip()[:MAX_QUOTE_CHARS]
-        parts.append(f"**{hit.heading.split(' > ')[-1]}** [{n}]\n\n{body}")
+        parts.append(f"**{hit.section or hit.heading}** [{n}]\n\n{body}")
         if len(seen) == QUOTED_PASSAGES:
             break
     return "\n\n".join(parts)
@@ -184,7 +191,7 @@ def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str,
     record = selection.record
     cluster = cluster_for(slots, record)
     config = build_config(record, typed_overrides(slots), version=ctx.catalog.version, dataset=slots.dataset)
-    arch = load_model_arch(record.hf_model_id) if record.hf_model_id else None
+    arch = recipe_arch(record, load_model_arch)
     findings = validate(config, arch, cluster, ctx.catalog.version, ctx.catalog.launcher) if cluster else []
     verdict = not has_errors(findings)
     head = _say(
@@ -248,6 +255,34 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
         f"对于 `{rec.recipe.name}`（Megatron-Bridge {ctx.catalog.version}）：数据集预设 {preset}。",
     )
     return head + (f"\n```bash\n{command}\n```" if command else "")
+
+
+DATASET_QUESTION = re.compile(r"--dataset|\bdataset\b|数据集", re.IGNORECASE)
+GOAL_WORDS = {
+    "pretrain": ("pretraining", "预训练"),
+    "sft": ("SFT", "SFT"),
+    "peft": ("LoRA/PEFT", "LoRA/PEFT"),
+}
+
+
+def _dataset_fact(slots: Slots, text: str, ctx: VersionContext, lang: str) -> str:
+    """ "Which --dataset for SFT in 0.5.1?" names no model: answer with that version's preset for the goal,
+    read from the version's launcher (the presets changed between releases)."""
+    if not slots.goal or not DATASET_QUESTION.search(text):
+        return ""
+    preset = choose_dataset(ctx.catalog.version, slots.goal, ctx.catalog.launcher)
+    if preset is None:
+        return _say(
+            lang,
+            f"Megatron-Bridge {ctx.catalog.version}'s launcher has no `--dataset` flag.",
+            f"Megatron-Bridge {ctx.catalog.version} 的启动脚本没有 `--dataset` 参数。",
+        )
+    en, zh = GOAL_WORDS[slots.goal]
+    return _say(
+        lang,
+        f"In Megatron-Bridge {ctx.catalog.version}, {en} recipes take `--dataset {preset}`.",
+        f"在 Megatron-Bridge {ctx.catalog.version} 中，{zh} 配方使用 `--dataset {preset}`。",
+    )
 
 
 # ---------------------------------------------------------------- the entry point
@@ -358,6 +393,7 @@ def _ask(
         )
         answer.citations = citations_from(hits)
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
+        context = context or _dataset_fact(slots, text, ctx, answer_lang)
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
@@ -457,6 +493,14 @@ def _answer_from(
         )
         if value is not None
     }
+    if rec.peft_alternative is not None:
+        lora = rec.peft_alternative
+        estimate["peft_alternative"] = {
+            "recipe": lora.recipe.name,
+            "plan": lora.plan.to_json(),
+            "fit": lora.fit.to_json() if lora.fit else None,
+            "commands": lora.commands.to_json(),
+        }
     answer.estimate = estimate or None
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:

@@ -59,13 +59,14 @@ class Conversation:
 
         said = new.model_dump(exclude_unset=False)
         for name, value in said.items():
-            if name in ("language", "intent", "overrides"):
+            if name in ("language", "intent", "overrides", "features"):
                 continue
             if value is not None:
                 merged[name] = value
         if new.goal is not None and new.goal != "peft" and new.peft_scheme is None:
             merged["peft_scheme"] = None
         merged["overrides"] = {**merged.get("overrides", {}), **new.overrides}
+        merged["features"] = sorted({*old.features, *new.features})
         merged["language"] = new.language
         merged["intent"] = _merged_intent(old, new)
         self.slots = Slots(**merged)

@@ -474,6 +474,10 @@ _RECOMMEND_ASK = rx(
     r"|how (?:do|should|can) i (?:run|train|launch|start)"
     r"|哪个配方|什么配方|推荐|怎么跑|如何跑|怎么训练|用哪个"
 )
+_ENABLE_CUDA_GRAPHS = rx(
+    r"(?:enable|turn on|switch on|use|add|with)\s+(?:te\s+|transformer[- ]engine\s+)?cuda[ _-]?graphs?"
+    r"|(?:开启|启用|打开|使用|加上|开)\s*(?:te\s*)?cuda[ _-]?graphs?"
+)
 _VALIDATE = rx(
     r"is (?:this|my) (?:config|configuration|setup|override|command)s? (?:valid|ok|right|correct|fine)"
     r"|check my"
@@ -530,13 +534,16 @@ def classify_intent(
         return "first_try"
     if _BENCHMARK.search(prose):
         return "benchmark"
+    asks_question = _QUESTION.search(prose) and not _FOLLOW_UP.search(prose)
     if has_overrides:
+        # "Should sequence_parallel be on with TP=4?" names a setting, not a run to check: a rule question.
+        if not has_setup and asks_question and not _RECOMMEND_ASK.search(prose):
+            return "explain"
         return "validate"
     if _EXPLAIN.search(prose) and not _RECOMMEND_ASK.search(prose):
         return "explain"
     if not has_training_content:
         return "out_of_scope"
-    asks_question = _QUESTION.search(prose) and not _FOLLOW_UP.search(prose)
     if not has_setup and asks_question and not _RECOMMEND_ASK.search(prose):
         return "explain"
     return "recommend"
@@ -597,6 +604,8 @@ def understand(
 
     overrides = extract_overrides(prose)
     slots["overrides"] = overrides
+    if _ENABLE_CUDA_GRAPHS.search(t) and not any("cuda_graph" in key for key in overrides):
+        slots["features"] = ["cuda_graphs"]
     seq = extract_seq_length(t_counts)
     if seq is None and "model.seq_length" in overrides and overrides["model.seq_length"].isdigit():
         seq = int(overrides["model.seq_length"])

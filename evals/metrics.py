@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from assistant.records import Answer, Catalog, LauncherFlag
+from assistant.records import Answer, Catalog, Commands, LauncherFlag
 
 # ---------------------------------------------------------------- thresholds (the CI gate, in one place)
 
@@ -379,7 +379,11 @@ def invented_identifiers(answer: Answer, facts: VersionFacts, user_text: str = "
 
 
 def command_texts(answer: Answer) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in answer.commands.model_dump().items() if v]
+    """Every launch command the answer gives, its LoRA alternative's included (each must parse)."""
+    alternative = (answer.estimate or {}).get("peft_alternative") or {}
+    return [(k, v) for k, v in answer.commands.model_dump().items() if v] + [
+        (f"peft_alternative.{k}", v) for k, v in (alternative.get("commands") or {}).items() if v
+    ]
 
 
 def answer_text(answer: Answer, *, include_follow_up: bool) -> str:
@@ -390,8 +394,12 @@ def answer_text(answer: Answer, *, include_follow_up: bool) -> str:
 
 
 def answered_launch_shape(answer: Answer) -> tuple[int | None, int | None]:
-    """(nproc_per_node, nnodes) as the answer's commands state them, else as its plan implies."""
+    """(nproc_per_node, nnodes) as the answer's commands state them, else as its plan implies. When the
+    answer gives no command of its own but a LoRA alternative that fits the user's GPUs, that one counts."""
     cmds = answer.commands
+    alternative = (answer.estimate or {}).get("peft_alternative")
+    if not (cmds.torchrun or cmds.multinode or cmds.slurm) and alternative:
+        cmds = Commands(**alternative["commands"])
     nproc: int | None = None
     for text in (cmds.torchrun, cmds.multinode, cmds.slurm):
         if text and (m := _NPROC_RE.search(text)):

@@ -41,11 +41,14 @@ class Chunk:
     version: str = "all"
     topic: str = ""
     part: str = "section"  # section | table | row | recipe
+    section: str = ""  # the innermost heading, whole (a title may itself contain " > ")
 
     @property
     def chunk_id(self) -> str:
         digest = hashlib.sha1(
-            "\x1f".join((self.source, self.heading, self.part, self.version, self.text)).encode("utf-8")
+            "\x1f".join((self.source, self.heading, self.section, self.part, self.version, self.text)).encode(
+                "utf-8"
+            )
         )
         return digest.hexdigest()[:20]
 
@@ -61,6 +64,7 @@ class Chunk:
             "version": self.version,
             "topic": self.topic,
             "part": self.part,
+            "section": self.section,
         }
 
 
@@ -231,7 +235,14 @@ def chunk_text(
         chunk_lang = lang or ("zh" if is_chinese(heading + "".join(section.lines)) else "en")
 
         def emit(
-            body_text: str, part: str, *, _prefix=prefix, _anchor=anchor, _lang=chunk_lang, _heading=heading
+            body_text: str,
+            part: str,
+            *,
+            _prefix=prefix,
+            _anchor=anchor,
+            _lang=chunk_lang,
+            _heading=heading,
+            _section=section.path[-1] if section.path else "",
         ) -> None:
             if body_text.strip():
                 chunks.append(
@@ -244,6 +255,7 @@ def chunk_text(
                         version=version,
                         topic=topic,
                         part=part,
+                        section=_section,
                     )
                 )
 

@@ -57,6 +57,7 @@ def recipe_chunks(catalogs: list[Catalog]) -> list[Chunk]:
             version=",".join(versions),
             topic=family_of[(kind, canonical, text)],
             part="recipe",
+            section=canonical,
         )
         for (kind, canonical, text), versions in sorted(versions_of.items())
     ]

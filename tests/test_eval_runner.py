@@ -521,3 +521,21 @@ def test_eval_command_is_registered_and_reports_a_missing_set(tmp_path: Path) ->
         app, ["eval", "--set", str(tmp_path / "none.jsonl"), "--report", str(tmp_path)]
     )
     assert isinstance(result.exception, UserError) and "none.jsonl does not exist" in str(result.exception)
+
+
+def test_a_lora_alternative_counts_as_the_launch_shape_and_its_command_is_checked() -> None:
+    from evals.metrics import answered_launch_shape, command_texts
+
+    lora = f"{TORCHRUN.replace('=8', '=4')} --recipe qwen3_30b_a3b_peft_config --dataset squad"
+    answer = make_answer().model_copy(
+        update={
+            "commands": Commands(),
+            "estimate": {
+                "peft_alternative": {"recipe": "qwen3_30b_a3b_peft_config", "commands": {"torchrun": lora}}
+            },
+        }
+    )
+    assert answered_launch_shape(answer) == (4, 1)
+    assert command_texts(answer) == [("peft_alternative.torchrun", lora)]
+    own = make_answer()
+    assert answered_launch_shape(own.model_copy(update={"estimate": answer.estimate}))[0] == 8  # own first

@@ -378,3 +378,29 @@ def test_cli_build_add_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["check", "--dir", str(out)]) == 1
     assert main(["add", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_recipe_that_defines_its_model_inline_has_an_architecture() -> None:
+    """gemma3_1b_pretrain_config builds Gemma3ModelProvider from numbers and names no HF model."""
+    from assistant.catalog import load_catalog
+    from assistant.models import arch_from_recipe_fields, load_model_arch, recipe_arch
+
+    recipes = {r.name: r for r in load_catalog("0.6.0").recipes}
+    gemma = recipes["gemma3_1b_pretrain_config"]
+    assert gemma.hf_model_id is None
+    arch = recipe_arch(gemma, load_model_arch)
+    assert (arch.num_layers, arch.hidden_size, arch.num_attention_heads, arch.num_query_groups) == (
+        26,
+        1152,
+        4,
+        1,
+    )
+    assert arch.vocab_size == 262_144 and arch.tied_embeddings and "gemma3.py" in arch.source
+    olmoe = arch_from_recipe_fields(recipes["olmoe_7b_pretrain_config"])
+    assert (olmoe.num_moe_experts, olmoe.moe_router_topk, olmoe.moe_ffn_hidden_size) == (64, 8, 1024)
+    assert arch_from_recipe_fields(recipes["wan_1_3b_pretrain_config"]) is None  # diffusion, not a decoder
+    hybrid = arch_from_recipe_fields(recipes["nemotronh_8b_pretrain_config"])
+    assert hybrid is None or hybrid.is_hybrid
+    # A recipe with a bundled HF architecture keeps it.
+    llama = recipes["llama3_8b_pretrain_config"]
+    assert recipe_arch(llama, load_model_arch) == load_model_arch(llama.hf_model_id)

@@ -311,3 +311,72 @@ def test_a_docs_question_mid_conversation_uses_the_remembered_recipe(settings):
     assert "--dataset llm-finetune" in follow_up.answer_markdown
     alone = ask("数据集参数怎么写？", settings=settings)
     assert alone.recipe is None
+
+
+def test_full_sft_that_does_not_fit_offers_the_lora_recipe_that_does(settings):
+    answer = ask("Make Qwen3 30B-A3B SFT fit on 4 GPUs.", settings=settings)
+    assert answer.recipe.name == "qwen3_30b_a3b_sft_config" and answer.commands.torchrun is None
+    lora = answer.estimate["peft_alternative"]
+    assert lora["recipe"] == "qwen3_30b_a3b_peft_config"
+    assert lora["fit"]["status"] == "fits" and lora["fit"]["peak_bytes"] < lora["fit"]["usable_bytes"]
+    assert "--nproc_per_node=4" in lora["commands"]["torchrun"]
+    assert "LoRA fits on 4 × H100 instead" in answer.answer_markdown
+    assert lora["commands"]["torchrun"] in answer.answer_markdown
+    zh = ask("4 张卡跑 Qwen3-30B-A3B 的 SFT，需要改哪些并行参数？", settings=settings)
+    assert zh.estimate["peft_alternative"]["recipe"] == "qwen3_30b_a3b_peft_config"
+    assert "可以改用 LoRA" in zh.answer_markdown
+
+
+def test_no_lora_alternative_when_sft_fits_or_the_goal_is_pretraining(settings):
+    fits = ask("Qwen3 30B-A3B SFT on 16 H100", settings=settings)
+    assert fits.commands.multinode and "peft_alternative" not in (fits.estimate or {})
+    pretrain = ask("Can I pretrain Llama 3 70B on 8 H100s?", settings=settings)
+    assert "peft_alternative" not in (pretrain.estimate or {})
+
+
+def test_a_rule_question_with_a_setting_but_no_model_is_answered_from_the_guide(index_settings):
+    answer = ask("Should sequence_parallel be enabled when I use TP=4?", settings=index_settings)
+    assert answer.intent == "explain" and answer.recipe is None
+    assert "sequence_parallel" in answer.answer_markdown
+    assert "**Sequence parallelism whenever TP > 1**" in answer.answer_markdown  # the whole section title
+
+
+def test_turning_on_cuda_graphs_adds_the_safe_first_configuration(settings):
+    moe = ask("给 qwen3_30b_a3b_pretrain_config 开启 CUDA graph，命令怎么写？", settings=settings)
+    command = moe.commands.multinode or moe.commands.torchrun
+    assert "'model.cuda_graph_impl=transformer_engine'" in command
+    assert "'model.cuda_graph_scope=[moe_router,moe_preprocess]'" in command
+    assert "'model.use_te_rng_tracker=true'" in command and "'rng.te_rng_tracker=true'" in command
+    dense = ask("Llama3 8B pretrain on 8 H100, enable CUDA graphs", settings=settings)
+    assert "'model.cuda_graph_scope=[attn]'" in dense.commands.torchrun
+    conversation = Conversation()
+    ask("Llama3 8B pretrain on 8 H100, enable CUDA graphs", conversation=conversation, settings=settings)
+    more = ask("and on 16 GPUs?", conversation=conversation, settings=settings)
+    assert "'model.cuda_graph_scope=[attn]'" in more.commands.multinode  # the request carries over
+
+
+@pytest.mark.parametrize(
+    ("question", "version", "line"),
+    [
+        ("0.5.1 里做 SFT，--dataset 应该填什么？", "0.5.1", "SFT 配方使用 `--dataset llm-finetune`"),
+        ("Which --dataset for LoRA in 0.6.0?", "0.6.0", "LoRA/PEFT recipes take `--dataset squad`"),
+    ],
+)
+def test_a_dataset_question_without_a_model_gets_the_versions_preset(settings, question, version, line):
+    answer = ask(question, settings=settings)
+    assert answer.intent == "explain" and answer.version == version
+    assert line in answer.answer_markdown
+
+
+def test_a_recipe_named_for_one_gpu_runs_on_one_gpu(settings):
+    """The skill: one GPU runs only PEFT. The code has gemma3_1b_*_1gpu_* pretraining and SFT recipes."""
+    pretrain = ask("Pretrain Gemma3 1B on 1 GPU.", settings=settings)
+    assert pretrain.recipe.name == "gemma3_1b_pretrain_config"
+    assert "--nproc_per_node=1" in pretrain.commands.torchrun
+    sft = ask("SFT Gemma3 1B on one GPU", settings=settings)
+    assert sft.recipe.name == "gemma3_1b_sft_config" and "--nproc_per_node=1" in sft.commands.torchrun
+    llama = ask("SFT Llama3 8B on one GPU", settings=settings)
+    assert llama.recipe.name == "llama3_8b_peft_config"  # no 1-GPU SFT recipe: the LoRA one
+    assert "single-gpu-needs-peft" in {
+        f["id"] for f in ask("Pretrain Llama3 8B on 1 GPU", settings=settings).findings
+    }

@@ -642,3 +642,30 @@ def test_any_text_gives_valid_slots(text: str) -> None:
     assert slots.num_gpus is None or slots.num_gpus > 0
     assert slots.language in ("en", "zh")
     Slots(**slots.to_json())  # the JSON form validates back
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("Should sequence_parallel be enabled when I use TP=4?", "explain"),
+        ("Is Megatron-FSDP with TP=4 a good idea on H100?", "explain"),
+        ("TP=4 要开 sequence_parallel 吗？", "explain"),
+        ("Llama3 8B pretrain on 8 H100 with TP=4, is that ok?", "validate"),
+        ("qwen3_30b_a3b_sft_config TP=2 EP=8", "validate"),
+    ],
+)
+def test_a_setting_without_a_run_is_a_rule_question(text: str, intent: str) -> None:
+    assert understand(text, known_stems=STEMS).intent == intent
+
+
+@pytest.mark.parametrize(
+    ("text", "features"),
+    [
+        ("给 qwen3_30b_a3b_pretrain_config 开启 CUDA graph，命令怎么写？", ["cuda_graphs"]),
+        ("Llama3 8B pretrain on 8 H100, enable CUDA graphs", ["cuda_graphs"]),
+        ("Llama3 8B on 8 H100 with model.cuda_graph_impl=local, enable cuda graphs", []),  # keys given
+        ("Why does CUDA graph capture fail with packed sequences?", []),
+    ],
+)
+def test_asking_to_turn_on_cuda_graphs_is_a_feature_request(text: str, features: list[str]) -> None:
+    assert understand(text, known_stems=STEMS).features == features

@@ -334,6 +334,7 @@ def nearest_fit(
     overheads: MemoryOverheads | None = None,
     grad_reduce_in_fp32: bool = True,
     max_gpus: int = 16384,
+    features: RunFeatures | None = None,
 ) -> NearestFit:
     """A quantified answer to "does it fit here?": the leanest layout's margin, and the smallest GPU count
     (doubling from this one, whole nodes) whose best layout fits."""
@@ -348,6 +349,7 @@ def nearest_fit(
         "calibration": calibration,
         "overheads": overheads,
         "grad_reduce_in_fp32": grad_reduce_in_fp32,
+        "features": features,
     }
     if search_layouts(arch, cluster, top_k=1, **common):
         return NearestFit(fits=True)
@@ -385,6 +387,7 @@ def nearest_fit(
                 recompute="full",
                 calibration=calibration,
                 gpus_per_node=cluster.gpus_per_node,
+                features=features,
             )
             leanest = RankedLayout(
                 rank=1,

@@ -327,7 +327,9 @@ def resize(
     mode = goal or base.mode
     peft = mode == "peft" or base.is_peft
     world = cluster.num_gpus
-    if world == 1 and not peft:
+    # The skill: one GPU runs only PEFT recipes. The code is more precise: a recipe named for one GPU
+    # (gemma3_1b_pretrain_1gpu_h100_bf16_config) is validated there.
+    if world == 1 and not peft and record.encoded_gpus != 1:
         return ResizeResult(
             plan=None,
             findings=[

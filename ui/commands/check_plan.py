@@ -11,7 +11,7 @@ from rich.table import Table
 
 from assistant import catalog
 from assistant.errors import UserError
-from assistant.models import load_model_arch
+from assistant.models import load_model_arch, recipe_arch
 from assistant.records import Cluster, Finding, ModelArch, RecipeRecord
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
@@ -66,7 +66,7 @@ def _inputs(recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per
 
 
 def _arch(record: RecipeRecord) -> ModelArch | None:
-    return load_model_arch(record.hf_model_id) if record.hf_model_id else None
+    return recipe_arch(record, load_model_arch)
 
 
 def _user_overrides(items: list[str] | None, seq_len: int | None) -> dict[str, Any]:

@@ -19,27 +19,6 @@ from assistant.estimate.hardware import GIB
 from assistant.records import Cluster, ModelArch, Plan
 
 MODES = ("pretrain", "sft", "peft")
-# Megatron TransformerConfig names that map one-to-one onto ModelArch fields.
-SPEC_ARCH_FIELDS = (
-    "num_layers",
-    "hidden_size",
-    "ffn_hidden_size",
-    "num_attention_heads",
-    "num_query_groups",
-    "kv_channels",
-    "vocab_size",
-    "num_moe_experts",
-    "moe_router_topk",
-    "moe_ffn_hidden_size",
-    "moe_shared_expert_intermediate_size",
-    "gated_linear_unit",
-    "multi_latent_attention",
-    "q_lora_rank",
-    "kv_lora_rank",
-    "qk_head_dim",
-    "qk_pos_emb_head_dim",
-    "v_head_dim",
-)
 SPEC_RUN_FIELDS = (
     "seq_length",
     "tensor_model_parallel_size",
@@ -279,7 +258,7 @@ def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, 
     ranked = search_layouts(run["arch"], cluster, top_k=top_k, features=run["features"], **common)
     out: dict[str, Any] = {"search": [r.to_json() for r in ranked]}
     if not ranked:
-        out["nearest_fit"] = nearest_fit(run["arch"], cluster, **common).to_json()
+        out["nearest_fit"] = nearest_fit(run["arch"], cluster, features=run["features"], **common).to_json()
     return out
 
 
@@ -327,17 +306,20 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
 
 def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
     from assistant.catalog import resolve_recipe
-    from assistant.models import load_model_arch
+    from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
 
     record = resolve_recipe(args.recipe, version=args.version)
     config = build_config(record, list(args.overrides), version=args.version)
-    if not record.hf_model_id:
-        raise UserError(f"recipe {record.name} names no Hugging Face model; use --spec with its architecture")
-    arch = load_model_arch(record.hf_model_id)
+    arch = recipe_arch(record, load_model_arch)
     if arch is None:
+        if record.hf_model_id:
+            raise UserError(
+                f"no bundled architecture for {record.hf_model_id}; describe it with --spec FILE.json"
+            )
         raise UserError(
-            f"no bundled architecture for {record.hf_model_id}; describe it with --spec FILE.json"
+            f"recipe {record.name} names no Hugging Face model and does not define its architecture "
+            "statically; describe it with --spec FILE.json"
         )
     values = config.values
     if config.seq_length is None or config.global_batch_size is None or config.micro_batch_size is None:
@@ -380,6 +362,8 @@ def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
+    from assistant.models import TRANSFORMER_ARCH_FIELDS, arch_from_transformer_config
+
     try:
         spec = json.loads(args.spec.read_text(encoding="utf-8"))
     except OSError as error:
@@ -396,23 +380,13 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
     ]
     if missing:
         raise UserError(f"spec model is missing {', '.join(missing)}")
-    unknown = sorted(set(model) - set(SPEC_ARCH_FIELDS) - set(SPEC_RUN_FIELDS))
-    fields = {k: model[k] for k in SPEC_ARCH_FIELDS if model.get(k) is not None}
-    first_dense, freq = _layer_freq(model.get("moe_layer_freq"), int(model["num_layers"]))
-    untie = model.get("untie_embeddings_and_output_weights")
-    tied = (not untie) if untie is not None else bool(model.get("share_embeddings_and_output_weights", True))
+    unknown = sorted(set(model) - set(TRANSFORMER_ARCH_FIELDS) - set(SPEC_RUN_FIELDS))
     try:
-        arch = ModelArch(
-            hf_model_id=str(spec.get("name", args.spec.stem)),
-            family="spec",
-            source=str(args.spec),
-            tied_embeddings=tied,
-            moe_first_k_dense=first_dense,
-            moe_layer_freq=freq,
-            **fields,
+        arch = arch_from_transformer_config(
+            model, hf_model_id=str(spec.get("name", args.spec.stem)), family="spec", source=str(args.spec)
         )
-    except ValueError as error:
-        raise UserError(f"spec model fields are not valid: {error}") from error
+    except UserError as error:
+        raise UserError(f"spec {error}") from error
     ddp = spec.get("ddp") or {}
     tp = int(model.get("tensor_model_parallel_size", 1))
     notes = [f"spec fields not used by the estimator: {', '.join(unknown)}"] if unknown else []
@@ -452,17 +426,6 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
         "notes": notes,
     }
-
-
-def _layer_freq(value: Any, layers: int) -> tuple[int | None, int | None]:
-    """(first dense layers, frequency) from moe_layer_freq: an int, or a 0/1 list like [0]*3+[1]*58."""
-    if value is None or isinstance(value, int):
-        return None, value
-    if isinstance(value, list) and all(v in (0, 1) for v in value) and len(value) == layers:
-        first = value.index(1) if 1 in value else layers
-        if all(value[first:]):
-            return first, 1
-    raise UserError("moe_layer_freq must be an int or a 0/1 list of dense layers followed by MoE layers")
 
 
 def _recompute(value: Any) -> str | None:
