@@ -49,6 +49,8 @@ def test_cuda_graph_spellings() -> None:
     assert cuda_graph_kind("full_iteration", []) == "full_iteration"
     assert cuda_graph_kind("transformer_engine", ["attn", "moe_router"]) == "partial"
     assert cuda_graph_kind("none", []) is None
+    assert cuda_graph_kind("none", "full") is None  # library recipes: impl off, scope at its default
+    assert cuda_graph_kind("local", ["attn"]) == "partial"
     assert cuda_graph_kind(None, None) is None
 
 

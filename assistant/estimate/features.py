@@ -55,9 +55,11 @@ def _first(fields: dict[str, Any], names: tuple[str, ...]) -> Any:
 def cuda_graph_kind(impl: Any, scope: Any) -> CudaGraph:
     """Older releases spelled a full-iteration graph as scope "full_iteration"; later ones as the impl."""
     scopes = [scope] if isinstance(scope, str) else list(scope or [])
+    if impl == "none":  # the scope keeps its default ("full") but nothing is captured
+        return None
     if impl == "full_iteration" or "full_iteration" in scopes:
         return "full_iteration"
-    if impl in ("local", "transformer_engine") or scopes:
+    if impl in ("local", "transformer_engine"):
         return "partial"
     return None
 
