@@ -131,3 +131,23 @@ def test_console_script_prints_no_traceback() -> None:
     )  # fmt: skip
     assert proc.returncode == 2
     assert "no recipe named" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_spec_features_change_the_speed_and_are_stated(tmp_path: Path) -> None:
+    plain, tuned = tmp_path / "plain.json", tmp_path / "tuned.json"
+    plain.write_text(json.dumps(SPEC))
+    model = {**SPEC["model"], "cuda_graph_impl": "transformer_engine", "cuda_graph_scope": ["moe_router"],
+             "overlap_moe_expert_parallel_comm": True, "moe_token_dispatcher_type": "flex"}  # fmt: skip
+    tuned.write_text(json.dumps({**SPEC, "model": model}))
+    slow, fast = invoke("--spec", str(plain), "--json"), invoke("--spec", str(tuned), "--json")
+    assert fast["throughput"]["step_time_s"] < slow["throughput"]["step_time_s"]
+    stated = " ".join(fast["assumptions"])
+    assert "partial CUDA graphs" in stated and "MoE all-to-all overlap" in stated
+    assert "none (no CUDA graphs, no overlap)" in " ".join(slow["assumptions"])
+
+
+def test_recipe_with_an_inline_model_is_estimated() -> None:
+    out = invoke("--recipe", "gemma3_1b_pretrain_config", "--gpus", "8", "--json")
+    check_shape(out)
+    assert out["model"] == "gemma3_1b_pretrain_1gpu_h100_bf16_config"  # its own provider, no HF id
+    assert out["throughput"]["tokens_per_sec_per_gpu"] > 0

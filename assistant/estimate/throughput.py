@@ -159,7 +159,7 @@ def estimate_throughput(
         expert_tokens = e * seq_length * mbs / (c * t) * d.topk / d.experts
         esize *= expert_tokens / (expert_tokens + cal.expert_tokens_half * speedup)
     t_dense = tokens_gpu * flops.dense_gemm * peft_factor / (peak * eff * size)
-    ratio = cal.expert_gemm_ratio if precision_unit(precision) == "bf16" else cal.expert_gemm_ratio_lowp
+    ratio = cal.expert_gemm_ratio_lowp if lowp else cal.expert_gemm_ratio
     t_expert = tokens_gpu * flops.expert_gemm * peft_factor / (peak * eff * ratio * esize)
     attn_peak = peak if feats.fp8_attention and lowp else bf16_peak
     t_attn = tokens_gpu * flops.attention_core / (attn_peak * cal.attention_efficiency)
@@ -251,7 +251,7 @@ def estimate_throughput(
             f"1F1B{' interleaved' if v > 1 else ''} bubble (p-1)/(m·v) = {bubble_fraction:.1%}",
             "communication: ring collectives over NVLink inside the NVLink domain, "
             "else the scale-out network; "
-            "only a fitted fraction is exposed",
+            "an expert all-to-all that is not overlapped is fully exposed, of the others a fitted fraction",
             "balanced MoE routing (as in the published benchmarks)",
             "performance features: " + (", ".join(feats.describe()) or "none (no CUDA graphs, no overlap)"),
         ]

@@ -41,6 +41,7 @@ SPEC_RUN_FIELDS = (
     "cuda_graph_scope",
     "overlap_moe_expert_parallel_comm",
     "fp8_dot_product_attention",
+    "moe_token_dispatcher_type",
 )
 
 
@@ -421,6 +422,7 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
                     "overlap_moe_expert_parallel_comm"
                 ),
                 "mixed_precision.fp8_dot_product_attention": model.get("fp8_dot_product_attention"),
+                "model.moe_token_dispatcher_type": model.get("moe_token_dispatcher_type"),
             }
         ),
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
