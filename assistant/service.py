@@ -37,7 +37,7 @@ from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
-from assistant.understand import understand
+from assistant.understand import is_question, understand
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +285,52 @@ def _dataset_fact(slots: Slots, text: str, ctx: VersionContext, lang: str) -> st
     )
 
 
+FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9_-]*)")
+ASKS_FOR_FLAGS = re.compile(r"\bflags?\b|\boptions\b|\barguments\b|参数|选项", re.IGNORECASE)
+
+
+def _launcher_facts(text: str, ctx: VersionContext, lang: str) -> str:
+    """Flags named in a question, checked against this version's extracted launcher ("Can I use --mode
+    lora in 0.5.1?"); or, when the question asks which flags the launcher has, the list itself."""
+    launcher = ctx.catalog.launcher
+    if launcher.script is None or not launcher.flags:
+        return ""
+    script, version = f"`{launcher.script}`", ctx.catalog.version
+    every = ", ".join(f"`{flag.names[0]}`" for flag in launcher.flags)
+    named = [m for m in FLAG_IN_TEXT.findall(text) if m.startswith("--") or len(m) <= 4]
+    if not named:
+        if "run_recipe" not in text or not ASKS_FOR_FLAGS.search(text):
+            return ""
+        return _say(
+            lang,
+            f"The flags of {script} in Megatron-Bridge {version}: {every}.",
+            f"Megatron-Bridge {version} 中 {script} 的参数：{every}。",
+        )
+    lines = []
+    for name in dict.fromkeys(named):
+        variants = {name, name.replace("-", "_").replace("__", "--", 1), name.replace("_", "-")}
+        flag = next((f for f in launcher.flags if variants & set(f.names)), None)
+        if flag is None:
+            lines.append(
+                _say(
+                    lang,
+                    f"`{name}` is not a flag of {script} in Megatron-Bridge {version}; "
+                    f"its flags are {every}.",
+                    f"Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。",
+                )
+            )
+        else:
+            choices = f" ({', '.join(flag.choices)})" if flag.choices else ""
+            lines.append(
+                _say(
+                    lang,
+                    f"`{'/'.join(flag.names)}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
+                    f"`{'/'.join(flag.names)}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
+                )
+            )
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- the entry point
 
 
@@ -394,6 +440,7 @@ def _ask(
         answer.citations = citations_from(hits)
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         context = context or _dataset_fact(slots, text, ctx, answer_lang)
+        context = "\n\n".join(c for c in (context, _launcher_facts(text, ctx, answer_lang)) if c)
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
@@ -423,8 +470,21 @@ def _ask(
 
     needed = [m for m in missing(slots) if m != "num_gpus"]
     if needed:
-        answer.answer_markdown = clarifying_question(needed, answer_lang)
-        answer.follow_up = [answer.answer_markdown]
+        question_back = clarifying_question(needed, answer_lang)
+        answer.follow_up = [question_back]
+        # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
+        # can answer in general: quote it, then ask what a tailored answer needs.
+        hits = _retrieve(settings, text, answer_lang, ctx.catalog.version) if is_question(text) else []
+        answer.citations = citations_from(hits)
+        answer.answer_markdown = "\n\n".join(
+            s
+            for s in [
+                _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
+                "\n".join(sources_lines(answer.citations, answer_lang)),
+                question_back,
+            ]
+            if s
+        )
         return answer
 
     rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)

@@ -505,6 +505,12 @@ _DOMAIN = rx(
 )
 
 
+def is_question(text: str) -> bool:
+    """The text asks something (a question form), rather than only stating a setup."""
+    prose = normalise(_prose(text))
+    return bool(_QUESTION.search(prose)) and not _FOLLOW_UP.search(prose)
+
+
 def classify_intent(
     prose: str,
     *,

@@ -380,3 +380,24 @@ def test_a_recipe_named_for_one_gpu_runs_on_one_gpu(settings):
     assert "single-gpu-needs-peft" in {
         f["id"] for f in ask("Pretrain Llama3 8B on 1 GPU", settings=settings).findings
     }
+
+
+def test_a_question_we_cannot_tailor_yet_gets_the_guide_and_a_question_back(index_settings):
+    answer = ask("Can I use Megatron-FSDP for Qwen3.5-VL MoE on H100?", settings=index_settings)
+    assert answer.recipe is None and answer.citations
+    assert "Blackwell" in answer.answer_markdown
+    assert answer.answer_markdown.rstrip().endswith(answer.follow_up[0].rstrip())  # then what we need to know
+    terse = ask("Qwen3 8B", settings=index_settings)
+    assert not terse.citations and terse.answer_markdown == terse.follow_up[0]
+
+
+def test_flags_in_a_question_are_checked_against_that_versions_launcher(settings):
+    old = ask("Can I use --mode lora with run_recipe.py in 0.5.1?", settings=settings)
+    assert "`--mode` is not a flag of `scripts/training/run_recipe.py` in Megatron-Bridge 0.5.1" in (
+        old.answer_markdown
+    )
+    assert "`--peft_scheme`" in old.answer_markdown
+    new = ask("Does run_recipe.py in 0.6.0 accept --step-func?", settings=settings)
+    assert "`--step-func/--step_func` is a flag of" in new.answer_markdown
+    listed = ask("0.6.0 的 run_recipe.py 有哪些常用的快捷参数？", settings=settings)
+    assert "`-tp`" in listed.answer_markdown and "`--mode`" in listed.answer_markdown
