@@ -141,3 +141,27 @@ def test_ties_within_the_estimators_error_prefer_lower_tensor_parallelism() -> N
     assert len({r.plan.tp for r in ties}) > 1  # a real reordering, not a no-op
     rest = [r.throughput.tokens_per_sec_per_gpu for r in ranked[len(ties) :]]
     assert rest == sorted(rest, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("arch", "gpus", "gpu", "seq", "gbs"),
+    [
+        (LLAMA3_70B, 8, "h100", 8192, 128),
+        (QWEN3_30B, 4, "h100", 4096, 256),
+        (LLAMA3_70B, 8, "a100", 4096, 64),
+    ],
+)
+def test_fewest_gpus_agree_with_a_search_at_every_doubling(arch, gpus, gpu, seq, gbs) -> None:
+    """nearest_fit skips the ranked search where even full recompute does not fit; the answer must be the
+    one a ranked search at every GPU count gives."""
+
+    def ranked(count: int) -> list:
+        cluster = Cluster(num_gpus=count, gpu_type=gpu)
+        return search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs)
+
+    near = nearest_fit(arch, Cluster(num_gpus=gpus, gpu_type=gpu), seq_length=seq, global_batch_size=gbs)
+    count = gpus * 2
+    while not ranked(count):
+        count *= 2
+    assert not near.fits and near.min_gpus == count
+    assert near.min_gpus_layout.plan == ranked(count)[0].plan

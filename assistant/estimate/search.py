@@ -351,21 +351,22 @@ def nearest_fit(
         "grad_reduce_in_fp32": grad_reduce_in_fp32,
         "features": features,
     }
-    if search_layouts(arch, cluster, top_k=1, **common):
-        return NearestFit(fits=True)
-    leanest: RankedLayout | None = None
-    for plan in _candidates(
-        arch,
-        cluster,
-        hardware,
-        seq_length=seq_length,
-        global_batch_size=global_batch_size,
-        mode=mode,
-        precision=precision,
-        version=version,
-        max_tp=8,
-    ):
-        memory = estimate_memory(
+
+    def candidates(on: Cluster) -> Iterator[Plan]:
+        return _candidates(
+            arch,
+            on,
+            hardware,
+            seq_length=seq_length,
+            global_batch_size=global_batch_size,
+            mode=mode,
+            precision=precision,
+            version=version,
+            max_tp=8,
+        )
+
+    def full_recompute_memory(plan: Plan, fsdp: bool) -> MemoryEstimate:
+        return estimate_memory(
             arch,
             plan,
             hardware,
@@ -375,7 +376,26 @@ def nearest_fit(
             recompute="full",
             overheads=overheads,
             grad_reduce_in_fp32=grad_reduce_in_fp32,
+            fsdp=fsdp,
         )
+
+    def something_fits(on: Cluster) -> bool:
+        """Full recompute is the leanest setting the search tries: when no layout fits with it, the (much
+        dearer) ranked search would find nothing either."""
+        return any(
+            full_recompute_memory(plan, fsdp).fits
+            for plan in candidates(on)
+            for fsdp in fsdp_options(arch, plan)
+        )
+
+    leanest: RankedLayout | None = None
+    fits_here = False
+    for plan in candidates(cluster):
+        fits_here = fits_here or any(
+            full_recompute_memory(plan, True).fits for _ in fsdp_options(arch, plan)[1:]
+        )
+        memory = full_recompute_memory(plan, False)
+        fits_here = fits_here or memory.fits
         if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
             speed = estimate_throughput(
                 arch,
@@ -397,10 +417,12 @@ def nearest_fit(
                 throughput=speed,
                 overrides=layout_overrides(plan, arch, "full"),
             )
+    if fits_here and search_layouts(arch, cluster, top_k=1, **common):
+        return NearestFit(fits=True)
     gpus = max(cluster.num_gpus * 2, cluster.gpus_per_node)
     while gpus <= max_gpus:
         bigger = cluster.model_copy(update={"num_gpus": gpus})
-        found = search_layouts(arch, bigger, top_k=1, **common)
+        found = search_layouts(arch, bigger, top_k=1, **common) if something_fits(bigger) else []
         if found:
             return NearestFit(fits=False, leanest=leanest, min_gpus=gpus, min_gpus_layout=found[0])
         gpus *= 2
