@@ -63,6 +63,11 @@ MATCH_NOTE = {
 CLASS_ZH = {"convergence": "收敛相关", "execution": "执行映射", "benchmark-only": "仅限基准"}
 
 
+def say(lang: str, en: str, zh: str) -> str:
+    """The sentence in the answer's language (for sentences written inline rather than in the table)."""
+    return zh if lang == "zh" else en
+
+
 def t(key: str, lang: str, **values) -> str:
     en, zh = T[key]
     return (zh if lang == "zh" else en).format(**values)

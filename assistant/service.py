@@ -17,6 +17,7 @@ from assistant.compose import (
     citations_from,
     compose_recommendation,
     findings_lines,
+    say,
     sources_lines,
 )
 from assistant.errors import UserError
@@ -32,12 +33,12 @@ from assistant.recommend import (
     typed_overrides,
 )
 from assistant.records import Answer, Catalog, Hit, Slots
-from assistant.rules.commands import choose_dataset
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
 from assistant.understand import is_question, understand
+from assistant.version_facts import dataset_fact, launcher_facts
 
 log = logging.getLogger(__name__)
 
@@ -120,16 +121,12 @@ def catalog_names(version: str) -> frozenset[str]:
     return frozenset(name for r in recipes for name in (r.name, r.canonical))
 
 
-def _say(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
-
-
 # ---------------------------------------------------------------- answers per intent
 
 
 def _decline(slots: Slots, lang: str) -> str:
     examples = "\n".join(f"- {e}" for e in EXAMPLES[lang])
-    return _say(
+    return say(
         lang,
         "I help start Megatron-Bridge training runs: which recipe to use, the launch command for your "
         "version, parallelism for your GPUs, and fixes for launch errors. That question is outside what "
@@ -143,7 +140,7 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     named = slots.model_text or slots.hf_model_id or slots.recipe_name or ""
     near = candidate_stems(named, list(ctx.stems)) if named else []
     listed = ", ".join(f"`{s}`" for s in near[:8])
-    text = _say(
+    text = say(
         lang,
         f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**, and I will not guess one. "
         "Tell me its Hugging Face model id or share its `config.json` (local path), and I can pick the "
@@ -153,7 +150,7 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
         "我可以选择结构相近模型的配方，并按你的 GPU 调整并行度。",
     )
     if listed:
-        text += "\n\n" + _say(
+        text += "\n\n" + say(
             lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。"
         )
     return text
@@ -166,13 +163,13 @@ MAX_QUOTE_CHARS = 1500
 def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -> str:
     """Quote the best passages (distinct sections), each marked with its citation number."""
     if not hits:
-        return _say(
+        return say(
             lang,
             "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
             "exact error text.",
             "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
         )
-    parts, seen = [_say(lang, intro_en, intro_zh)], set()
+    parts, seen = [say(lang, intro_en, intro_zh)], set()
     for n, hit in enumerate(hits, 1):
         if hit.source in seen:
             continue
@@ -194,7 +191,7 @@ def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str,
     arch = recipe_arch(record, load_model_arch)
     findings = validate(config, arch, cluster, ctx.catalog.version, ctx.catalog.launcher) if cluster else []
     verdict = not has_errors(findings)
-    head = _say(
+    head = say(
         lang,
         f"`{record.name}` with your overrides on {cluster.num_gpus if cluster else '?'} GPUs is "
         f"**{'valid' if verdict else 'not valid'}** for Megatron-Bridge {ctx.catalog.version}.",
@@ -228,7 +225,7 @@ def _compare_answer(slots: Slots, lang: str) -> str:
         p = r.parallelism
         layout = f"TP {p.tp} PP {p.pp} CP {p.cp} EP {p.ep} seq {r.seq_length} GBS {r.global_batch_size}"
         rows.append(f"| {version} | `{r.name}` → `{r.canonical}` | {layout} | {presets} |")
-    header = _say(
+    header = say(
         lang, "| version | recipe | layout | dataset presets |", "| 版本 | 配方 | 并行布局 | 数据集预设 |"
     )
     return "\n".join([header, "|---|---|---|---|", *rows])
@@ -247,88 +244,14 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     answer.plan = rec.plan.to_json() if rec.plan else None
     command = rec.commands.torchrun or rec.commands.multinode
     preset = (
-        f"`--dataset {rec.dataset}`" if rec.dataset else _say(lang, "no --dataset flag", "无 --dataset 参数")
+        f"`--dataset {rec.dataset}`" if rec.dataset else say(lang, "no --dataset flag", "无 --dataset 参数")
     )
-    head = _say(
+    head = say(
         lang,
         f"For `{rec.recipe.name}` (Megatron-Bridge {ctx.catalog.version}): dataset preset {preset}.",
         f"对于 `{rec.recipe.name}`（Megatron-Bridge {ctx.catalog.version}）：数据集预设 {preset}。",
     )
     return head + (f"\n```bash\n{command}\n```" if command else "")
-
-
-DATASET_QUESTION = re.compile(r"--dataset|\bdataset\b|数据集", re.IGNORECASE)
-GOAL_WORDS = {
-    "pretrain": ("pretraining", "预训练"),
-    "sft": ("SFT", "SFT"),
-    "peft": ("LoRA/PEFT", "LoRA/PEFT"),
-}
-
-
-def _dataset_fact(slots: Slots, text: str, ctx: VersionContext, lang: str) -> str:
-    """ "Which --dataset for SFT in 0.5.1?" names no model: answer with that version's preset for the goal,
-    read from the version's launcher (the presets changed between releases)."""
-    if not slots.goal or not DATASET_QUESTION.search(text):
-        return ""
-    preset = choose_dataset(ctx.catalog.version, slots.goal, ctx.catalog.launcher)
-    if preset is None:
-        return _say(
-            lang,
-            f"Megatron-Bridge {ctx.catalog.version}'s launcher has no `--dataset` flag.",
-            f"Megatron-Bridge {ctx.catalog.version} 的启动脚本没有 `--dataset` 参数。",
-        )
-    en, zh = GOAL_WORDS[slots.goal]
-    return _say(
-        lang,
-        f"In Megatron-Bridge {ctx.catalog.version}, {en} recipes take `--dataset {preset}`.",
-        f"在 Megatron-Bridge {ctx.catalog.version} 中，{zh} 配方使用 `--dataset {preset}`。",
-    )
-
-
-FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9_-]*)")
-ASKS_FOR_FLAGS = re.compile(r"\bflags?\b|\boptions\b|\barguments\b|参数|选项", re.IGNORECASE)
-
-
-def _launcher_facts(text: str, ctx: VersionContext, lang: str) -> str:
-    """Flags named in a question, checked against this version's extracted launcher ("Can I use --mode
-    lora in 0.5.1?"); or, when the question asks which flags the launcher has, the list itself."""
-    launcher = ctx.catalog.launcher
-    if launcher.script is None or not launcher.flags:
-        return ""
-    script, version = f"`{launcher.script}`", ctx.catalog.version
-    every = ", ".join(f"`{flag.names[0]}`" for flag in launcher.flags)
-    named = [m for m in FLAG_IN_TEXT.findall(text) if m.startswith("--") or len(m) <= 4]
-    if not named:
-        if "run_recipe" not in text or not ASKS_FOR_FLAGS.search(text):
-            return ""
-        return _say(
-            lang,
-            f"The flags of {script} in Megatron-Bridge {version}: {every}.",
-            f"Megatron-Bridge {version} 中 {script} 的参数：{every}。",
-        )
-    lines = []
-    for name in dict.fromkeys(named):
-        variants = {name, name.replace("-", "_").replace("__", "--", 1), name.replace("_", "-")}
-        flag = next((f for f in launcher.flags if variants & set(f.names)), None)
-        if flag is None:
-            lines.append(
-                _say(
-                    lang,
-                    f"`{name}` is not a flag of {script} in Megatron-Bridge {version}; "
-                    f"its flags are {every}.",
-                    f"Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。",
-                )
-            )
-        else:
-            choices = f" ({', '.join(flag.choices)})" if flag.choices else ""
-            lines.append(
-                _say(
-                    lang,
-                    f"`{'/'.join(flag.names)}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
-                    f"`{'/'.join(flag.names)}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
-                )
-            )
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- the entry point
@@ -381,7 +304,7 @@ def ask(
         )
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
-        prefix = _say(answer_lang, "I cannot use part of this request: ", "这个请求中有一部分无法使用：")
+        prefix = say(answer_lang, "I cannot use part of this request: ", "这个请求中有一部分无法使用：")
         return Answer(
             language=answer_lang if lang == "auto" else lang,
             intent="validate",
@@ -416,7 +339,7 @@ def _ask(
         answer_markdown="",
     )
     if not text or not any(ch.isalnum() for ch in text):
-        answer.answer_markdown = _say(
+        answer.answer_markdown = say(
             answer_lang,
             "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA).",
             "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
@@ -439,8 +362,8 @@ def _ask(
         )
         answer.citations = citations_from(hits)
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
-        context = context or _dataset_fact(slots, text, ctx, answer_lang)
-        context = "\n\n".join(c for c in (context, _launcher_facts(text, ctx, answer_lang)) if c)
+        context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
+        context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
@@ -510,7 +433,7 @@ def _answer_from(
     preface: list[str] = []
     if rec.switched_to_peft:
         preface.append(
-            _say(
+            say(
                 lang,
                 "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model.",
                 "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
@@ -518,7 +441,7 @@ def _answer_from(
         )
     if rec.recipe.kind == "benchmark":
         preface.append(
-            _say(
+            say(
                 lang,
                 "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a "
                 "fixed "
@@ -528,7 +451,7 @@ def _answer_from(
         )
     if rec.slots.num_gpus is None and rec.cluster is not None:
         preface.append(
-            _say(
+            say(
                 lang,
                 f"You did not say how many GPUs you have, so this uses the recipe's {rec.cluster.num_gpus}.",
                 f"你没有说明 GPU 数量，以下按配方的 {rec.cluster.num_gpus} 张计算。",

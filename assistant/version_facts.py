@@ -1,0 +1,87 @@
+"""Facts about one Megatron-Bridge version that a question asks for without naming a model (pure).
+
+"Which --dataset for SFT in 0.5.1?" and "Can I use --mode lora with run_recipe.py in 0.5.1?" are answered
+from the version's extracted launcher (its flags and dataset presets), never from guide prose about another
+release.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assistant.compose import say
+from assistant.records import Catalog
+from assistant.rules.commands import choose_dataset
+
+DATASET_QUESTION = re.compile(r"--dataset|\bdataset\b|数据集", re.IGNORECASE)
+GOAL_WORDS = {
+    "pretrain": ("pretraining", "预训练"),
+    "sft": ("SFT", "SFT"),
+    "peft": ("LoRA/PEFT", "LoRA/PEFT"),
+}
+
+
+def dataset_fact(goal: str | None, text: str, catalog: Catalog, lang: str) -> str:
+    """A dataset question that names no model: the version's preset for the goal, read from its launcher
+    (the presets changed between releases)."""
+    if not goal or not DATASET_QUESTION.search(text):
+        return ""
+    preset = choose_dataset(catalog.version, goal, catalog.launcher)
+    if preset is None:
+        return say(
+            lang,
+            f"Megatron-Bridge {catalog.version}'s launcher has no `--dataset` flag.",
+            f"Megatron-Bridge {catalog.version} 的启动脚本没有 `--dataset` 参数。",
+        )
+    en, zh = GOAL_WORDS[goal]
+    return say(
+        lang,
+        f"In Megatron-Bridge {catalog.version}, {en} recipes take `--dataset {preset}`.",
+        f"在 Megatron-Bridge {catalog.version} 中，{zh} 配方使用 `--dataset {preset}`。",
+    )
+
+
+FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9_-]*)")
+ASKS_FOR_FLAGS = re.compile(r"\bflags?\b|\boptions\b|\barguments\b|参数|选项", re.IGNORECASE)
+
+
+def launcher_facts(text: str, catalog: Catalog, lang: str) -> str:
+    """Flags named in a question, checked against this version's extracted launcher ("Can I use --mode
+    lora in 0.5.1?"); or, when the question asks which flags the launcher has, the list itself."""
+    launcher = catalog.launcher
+    if launcher.script is None or not launcher.flags:
+        return ""
+    script, version = f"`{launcher.script}`", catalog.version
+    every = ", ".join(f"`{flag.names[0]}`" for flag in launcher.flags)
+    named = [m for m in FLAG_IN_TEXT.findall(text) if m.startswith("--") or len(m) <= 4]
+    if not named:
+        if "run_recipe" not in text or not ASKS_FOR_FLAGS.search(text):
+            return ""
+        return say(
+            lang,
+            f"The flags of {script} in Megatron-Bridge {version}: {every}.",
+            f"Megatron-Bridge {version} 中 {script} 的参数：{every}。",
+        )
+    lines = []
+    for name in dict.fromkeys(named):
+        variants = {name, name.replace("-", "_").replace("__", "--", 1), name.replace("_", "-")}
+        flag = next((f for f in launcher.flags if variants & set(f.names)), None)
+        if flag is None:
+            lines.append(
+                say(
+                    lang,
+                    f"`{name}` is not a flag of {script} in Megatron-Bridge {version}; "
+                    f"its flags are {every}.",
+                    f"Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。",
+                )
+            )
+        else:
+            choices = f" ({', '.join(flag.choices)})" if flag.choices else ""
+            lines.append(
+                say(
+                    lang,
+                    f"`{'/'.join(flag.names)}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
+                    f"`{'/'.join(flag.names)}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
+                )
+            )
+    return "\n".join(lines)
