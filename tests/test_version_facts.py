@@ -10,7 +10,11 @@ from assistant.version_facts import dataset_fact, launcher_facts
 
 @pytest.mark.parametrize(
     ("version", "goal", "preset"),
-    [("0.5.1", "sft", "llm-finetune"), ("0.5.1", "pretrain", "llm-pretrain-mock"), ("0.6.0", "peft", "squad")],
+    [
+        ("0.5.1", "sft", "llm-finetune"),
+        ("0.5.1", "pretrain", "llm-pretrain-mock"),
+        ("0.6.0", "peft", "squad"),
+    ],
 )
 def test_the_dataset_preset_follows_version_and_goal(version: str, goal: str, preset: str) -> None:
     fact = dataset_fact(goal, "which --dataset?", load_catalog(version), "en")
