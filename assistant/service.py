@@ -188,6 +188,20 @@ def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str,
     record = selection.record
     cluster = cluster_for(slots, record)
     config = build_config(record, typed_overrides(slots), version=ctx.catalog.version, dataset=slots.dataset)
+    sized = ""
+    model_parallel = (config.tp or 1) * (config.pp or 1) * (config.cp or 1)
+    if cluster and slots.num_gpus is None and slots.num_nodes is None and cluster.num_gpus % model_parallel:
+        # "I set PP=8 for Llama3 70B" states a layout, not a GPU count: check it on the fewest GPUs it can use
+        # (at least the recipe's), instead of reporting that the recipe's count does not divide it.
+        count = -(-cluster.num_gpus // model_parallel) * model_parallel
+        cluster = cluster.model_copy(update={"num_gpus": count})
+        sized = say(
+            lang,
+            f"You did not say how many GPUs you have; TP·PP·CP = {model_parallel} needs a multiple of "
+            f"{model_parallel}, so this checks {count}.",
+            f"你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，GPU 数须为 {model_parallel} 的倍数，"
+            f"这里按 {count} 张检查。",
+        )
     arch = recipe_arch(record, load_model_arch)
     findings = validate(config, arch, cluster, ctx.catalog.version, ctx.catalog.launcher) if cluster else []
     verdict = not has_errors(findings)
@@ -206,7 +220,7 @@ def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str,
         cluster=cluster,
         findings=findings,
     )
-    return "\n\n".join([head, "\n".join(findings_lines(findings, lang))]), rec
+    return "\n\n".join(part for part in [sized, head, "\n".join(findings_lines(findings, lang))] if part), rec
 
 
 def _compare_answer(slots: Slots, lang: str) -> str:

@@ -401,3 +401,16 @@ def test_flags_in_a_question_are_checked_against_that_versions_launcher(settings
     assert "`--step-func/--step_func` is a flag of" in new.answer_markdown
     listed = ask("0.6.0 的 run_recipe.py 有哪些常用的快捷参数？", settings=settings)
     assert "`-tp`" in listed.answer_markdown and "`--mode`" in listed.answer_markdown
+
+
+def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_can_use(settings):
+    answer = ask(
+        "I set PP=8 for Llama3 70B pretraining and throughput is poor. What should I change?",
+        settings=settings,
+    )
+    ids = {f["id"] for f in answer.findings}
+    assert "so this checks 64" in answer.answer_markdown and "dense-mesh" not in ids
+    stated = ask("Llama3 70B pretraining on 32 H100 with PP=8, is that ok?", settings=settings)
+    assert (
+        "dense-mesh" in {f["id"] for f in stated.findings} and "so this checks" not in stated.answer_markdown
+    )
