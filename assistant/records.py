@@ -228,6 +228,14 @@ class Plan(Record):
     ga: int
     num_gpus: int
 
+    @classmethod
+    def sized(cls, *, num_gpus: int, tp: int, pp: int, cp: int, mbs: int, gbs: int, **rest: Any) -> Plan:
+        """A plan whose DP and gradient accumulation follow from the GPU count and the batch sizes (the
+        caller has checked that TP·PP·CP divides the GPUs and MBS·DP divides GBS)."""
+        dp = num_gpus // (tp * pp * cp)
+        ga = gbs // (mbs * dp)
+        return cls(tp=tp, pp=pp, cp=cp, dp=dp, mbs=mbs, gbs=gbs, ga=ga, num_gpus=num_gpus, **rest)
+
 
 # ---------------------------------------------------------------- understanding (text -> slots)
 

@@ -393,21 +393,17 @@ def memory_cases(out: Path, hw: dict) -> list[dict[str, Any]]:
 def _bridge_case(row: dict[str, Any], arch) -> dict[str, Any]:
     from assistant.records import Plan
 
-    tp, pp, cp, gpus = row["tp"], row["pp"], row["cp"], row["num_gpus"]
-    dp = gpus // (tp * pp * cp)
-    plan = Plan(
-        tp=tp,
-        pp=pp,
-        vp=row["vp"],
-        cp=cp,
-        ep=1,
-        etp=None,
-        sp=tp > 1,
-        dp=dp,
+    plan = Plan.sized(
+        num_gpus=row["num_gpus"],
+        tp=row["tp"],
+        pp=row["pp"],
+        cp=row["cp"],
         mbs=row["mbs"],
         gbs=row["gbs"],
-        ga=row["gbs"] // (row["mbs"] * dp),
-        num_gpus=gpus,
+        vp=row["vp"],
+        ep=1,
+        etp=None,
+        sp=row["tp"] > 1,
     )
     modules = row.get("recompute_modules") or []
     # Bridge's H100 Llama3-70B SFT perf recipe reduces gradients in bf16 (grad_reduce_in_fp32=False).

@@ -97,21 +97,18 @@ def is_training_row(row: dict[str, Any]) -> bool:
 
 
 def plan_of_row(row: dict[str, Any]) -> Plan:
-    tp, pp, cp, gpus = row["tp"], row["pp"], row["cp"], row["num_gpus"]
-    dp = gpus // (tp * pp * cp)
-    return Plan(
+    tp = row["tp"]
+    return Plan.sized(
+        num_gpus=row["num_gpus"],
         tp=tp,
-        pp=pp,
+        pp=row["pp"],
+        cp=row["cp"],
+        mbs=row["mbs"],
+        gbs=row["gbs"],
         vp=row["vp"],
-        cp=cp,
         ep=row["ep"],
         etp=1 if row["ep"] > 1 else tp,
         sp=tp > 1,
-        dp=dp,
-        mbs=row["mbs"],
-        gbs=row["gbs"],
-        ga=row["gbs"] // (row["mbs"] * dp),
-        num_gpus=gpus,
     )
 
 
@@ -360,19 +357,17 @@ def golden_case(row: dict[str, Any], num_gpus: int = 8) -> dict[str, Any] | None
     ep = int(args.get("expert-model-parallel-size", 1))
     etp = args.get("expert-tensor-parallel-size")
     recompute = args.get("recompute-granularity")
-    plan = Plan(
+    plan = Plan.sized(
+        num_gpus=num_gpus,
         tp=tp,
         pp=pp,
-        vp=vp if vp and vp > 1 else None,
         cp=cp,
+        mbs=mbs,
+        gbs=gbs,
+        vp=vp if vp and vp > 1 else None,
         ep=ep,
         etp=int(etp) if etp else None,
         sp=bool(args.get("sequence-parallel")),
-        dp=dp,
-        mbs=mbs,
-        gbs=gbs,
-        ga=gbs // (mbs * dp),
-        num_gpus=num_gpus,
     )
     precision = "fp8" if args.get("fp8-format") else "bf16"
     return {

@@ -13,7 +13,7 @@ from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.shapes import dims_of
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput
-from assistant.records import Cluster, ModelArch, Plan, Record
+from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
 
@@ -155,22 +155,19 @@ def layout_overrides(
     return out
 
 
-def is_valid_layout(
+def layout_config(
     plan: Plan,
-    arch: ModelArch,
-    cluster: Cluster,
     seq_length: int,
     *,
-    mode: str = "pretrain",
-    precision: str = "bf16",
+    mode: str,
+    precision: str,
     version: str | None = None,
-) -> bool:
-    """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
-    if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
-        return False
-    overrides = layout_overrides(plan, arch, None)
-    config = EffectiveConfig(
-        recipe="parallelism-search",
+    values: dict[str, Any] | None = None,
+    recipe: str = "parallelism-search",
+) -> EffectiveConfig:
+    """The effective config the rule module checks for a layout that no recipe spells out."""
+    return EffectiveConfig(
+        recipe=recipe,
         version=version or DEFAULT_RULES_VERSION,
         mode=mode,
         tp=plan.tp,
@@ -184,13 +181,36 @@ def is_valid_layout(
         global_batch_size=plan.gbs,
         micro_batch_size=plan.mbs,
         precision=precision,
-        values={k: v for k, v in overrides.items() if k in SPLIT_KEYS},
+        values=values or {},
     )
+
+
+def layout_findings(config: EffectiveConfig, arch: ModelArch, cluster: Cluster) -> list[Finding]:
+    """The rule module's findings about a layout on these GPUs, without the data and checkpoint rules a
+    layout change cannot cause or cure."""
     rules_cluster = cluster.model_copy(
         update={"gpu_type": RULES_GPU_NAMES.get(cluster.gpu_type, cluster.gpu_type)}
     )
-    findings = validate(config, arch, rules_cluster, config.version)
-    return not any(f.severity == "error" and f.id not in NOT_LAYOUT_FINDINGS for f in findings)
+    found = validate(config, arch, rules_cluster, config.version)
+    return [f for f in found if f.id not in NOT_LAYOUT_FINDINGS]
+
+
+def is_valid_layout(
+    plan: Plan,
+    arch: ModelArch,
+    cluster: Cluster,
+    seq_length: int,
+    *,
+    mode: str = "pretrain",
+    precision: str = "bf16",
+    version: str | None = None,
+) -> bool:
+    """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
+    if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
+        return False
+    splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in SPLIT_KEYS}
+    config = layout_config(plan, seq_length, mode=mode, precision=precision, version=version, values=splits)
+    return not any(f.severity == "error" for f in layout_findings(config, arch, cluster))
 
 
 def _candidates(
@@ -219,19 +239,17 @@ def _candidates(
         for ep, mbs in product(eps, MICRO_BATCHES):
             if global_batch_size % (mbs * dp):
                 continue
-            plan = Plan(
+            plan = Plan.sized(
+                num_gpus=gpus,
                 tp=tp,
                 pp=pp,
-                vp=vp,
                 cp=cp,
+                mbs=mbs,
+                gbs=global_batch_size,
+                vp=vp,
                 ep=ep,
                 etp=(1 if ep > 1 else tp) if d.experts else None,
                 sp=tp > 1,
-                dp=dp,
-                mbs=mbs,
-                gbs=global_batch_size,
-                ga=global_batch_size // (mbs * dp),
-                num_gpus=gpus,
             )
             if is_valid_layout(
                 plan, arch, rules_cluster, seq_length, mode=mode, precision=precision, version=version

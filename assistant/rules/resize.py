@@ -535,20 +535,17 @@ def _finish(
     findings = validate(config, arch, cluster, version)
     if has_errors(findings):
         return None
-    dp = cluster.num_gpus // (layout.tp * layout.pp * layout.cp)
-    plan = Plan(
+    plan = Plan.sized(
+        num_gpus=cluster.num_gpus,
         tp=layout.tp,
         pp=layout.pp,
-        vp=vp,
         cp=layout.cp,
+        mbs=layout.mbs,
+        gbs=layout.gbs,
+        vp=vp,
         ep=layout.ep,
         etp=effective_etp(layout.etp, layout.tp, layout.ep, version) if arch.num_moe_experts else None,
         sp=sp,
-        dp=dp,
-        mbs=layout.mbs,
-        gbs=layout.gbs,
-        ga=layout.gbs // (layout.mbs * dp),
-        num_gpus=cluster.num_gpus,
     )
     fit = estimate_fit(record, arch, plan, cluster, config)
     if fit.status == "unknown":

@@ -216,31 +216,12 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
 
 def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
     """The rule module's errors and warnings about this layout (data and checkpoint rules left out)."""
-    from assistant.estimate.search import NOT_LAYOUT_FINDINGS, RULES_GPU_NAMES
-    from assistant.rules.config import EffectiveConfig
-    from assistant.rules.validate import validate
+    from assistant.estimate.search import layout_config, layout_findings
 
-    config = run.get("config") or EffectiveConfig(
-        recipe="spec",
-        version="0.6.0",
-        mode=run["mode"],
-        tp=plan.tp,
-        pp=plan.pp,
-        vp=plan.vp,
-        cp=plan.cp,
-        ep=plan.ep,
-        etp=plan.etp,
-        sp=plan.sp,
-        seq_length=run["seq_length"],
-        global_batch_size=plan.gbs,
-        micro_batch_size=plan.mbs,
-        precision=run["precision"],
+    config = run.get("config") or layout_config(
+        plan, run["seq_length"], mode=run["mode"], precision=run["precision"], recipe="spec"
     )
-    rules_cluster = cluster.model_copy(
-        update={"gpu_type": RULES_GPU_NAMES.get(cluster.gpu_type, cluster.gpu_type)}
-    )
-    found = validate(config, run["arch"], rules_cluster, config.version)
-    return [f for f in found if f.id not in NOT_LAYOUT_FINDINGS and f.severity != "info"]
+    return [f for f in layout_findings(config, run["arch"], cluster) if f.severity != "info"]
 
 
 def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, Any]:
@@ -277,19 +258,17 @@ def _plan(run: dict[str, Any], gpus: int) -> Plan:
             f"global batch {run['gbs']} is not divisible by micro batch {run['mbs']} × DP {dp}; "
             f"set gbs= to a multiple of {run['mbs'] * dp}"
         )
-    return Plan(
+    return Plan.sized(
+        num_gpus=gpus,
         tp=tp,
         pp=pp,
-        vp=run["vp"],
         cp=cp,
+        mbs=run["mbs"],
+        gbs=run["gbs"],
+        vp=run["vp"],
         ep=run["ep"],
         etp=run["etp"],
         sp=run["sp"],
-        dp=dp,
-        mbs=run["mbs"],
-        gbs=run["gbs"],
-        ga=run["gbs"] // (run["mbs"] * dp),
-        num_gpus=gpus,
     )
 
 
