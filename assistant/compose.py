@@ -9,6 +9,7 @@ from __future__ import annotations
 from assistant.recommend import SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
+from assistant.rules.findings import render_value
 
 T = {
     "recipe": ("Recipe", "推荐配方"),
@@ -300,7 +301,7 @@ PLAN_KEYS = {
 def changed_overrides(overrides: dict, plan) -> str:
     """The searched layout's overrides that differ from the plan, ready to paste."""
     kept = {k: v for k, v in overrides.items() if k not in PLAN_KEYS or getattr(plan, PLAN_KEYS[k]) != v}
-    return " ".join(f"`{k}={v}`" for k, v in kept.items())
+    return " ".join(f"`{k}={render_value(v)}`" for k, v in kept.items())
 
 
 def _speed_line(rec: Recommendation, lang: str) -> str:

@@ -106,7 +106,7 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
     ]
 
 
-RECIPE_NAME = re.compile(r"\b\w+_config\b")
+RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transformer_config.py
 
 
 def sanitize(text: str, catalog: Catalog) -> str:

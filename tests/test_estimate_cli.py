@@ -71,6 +71,20 @@ def test_recipe_with_overrides_and_search() -> None:
     assert out["nearest_fit"]["min_gpus"] >= 16
 
 
+def test_recipe_with_cpu_offloading() -> None:
+    """Llama 3 70B as Bridge's GB200 BF16 perf preset runs it: Megatron-FSDP, TP1, 20 layers offloaded."""
+    args = [
+        "--recipe", "llama3_70b_pretrain_config", "--gpus", "64", "--gpu-type", "gb200", "tp=1", "pp=1",
+        "cp=1", "vp=null", "gbs=256", "ddp.use_megatron_fsdp=true", "model.recompute_granularity=null",
+    ]  # fmt: skip
+    offloaded = invoke(*args, "model.cpu_offloading=true", "model.cpu_offloading_num_layers=20", "--json")
+    plain = invoke(*args, "--json")
+    check_shape(offloaded)
+    assert offloaded["memory"]["offloaded_bytes"] > 0 and plain["memory"]["offloaded_bytes"] == 0
+    assert offloaded["memory"]["peak_bytes"] < plain["memory"]["peak_bytes"]
+    assert any("offloading of 20 layers" in a for a in offloaded["assumptions"])
+
+
 def test_spec_json(tmp_path: Path) -> None:
     spec = tmp_path / "qwen.json"
     spec.write_text(json.dumps(SPEC))
@@ -108,6 +122,19 @@ def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
         (["--recipe", "llama3_8b_peft_config", "--gpus", "1", "--gpu-type", "tpu"], "unknown GPU type"),
         (["--gpus", "8"], "--recipe"),
         (["--recipe", "x", "--spec", "y.json"], "not allowed with"),
+        (
+            [
+                "--recipe",
+                "llama3_70b_pretrain_config",
+                "--gpus",
+                "64",
+                "--gpu-type",
+                "gb200",
+                "model.cpu_offloading=true",
+                "model.cpu_offloading_num_layers=20",
+            ],
+            "Pipeline parallelism with CPU offloading",
+        ),
     ],
 )
 def test_bad_input_is_a_user_error(args: list[str], message: str) -> None:

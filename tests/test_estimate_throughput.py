@@ -80,3 +80,14 @@ def test_precision_keys() -> None:
     assert cal.gemm_eff("h100", "fp8_cs") == 0.5
     assert cal.gemm_eff("h100", "mxfp8") == 0.5  # falls back to the other FP8 flavour
     assert cal.gemm_eff("b200", "bf16") == cal.default_gemm_efficiency
+
+
+def test_overlap_hides_at_most_the_compute_it_runs_under() -> None:
+    """Even a perfectly overlapped gradient reduce-scatter and parameter all-gather (dp_exposed = 0) only
+    hide under the one micro-batch they run with: the same tokens in eight small micro-batches leave
+    less compute to hide under, and the rest of the transfer shows."""
+    cal = Calibration(dp_exposed=0.0)
+    one_big = run(plan(64, 8, 1, None, 64, mbs=8), calibration=cal)  # DP 8, GA 1, 8 sequences each
+    eight_small = run(plan(64, 8, 1, None, 64, mbs=1), calibration=cal)  # the same tokens, GA 8
+    assert one_big.exposed_comm_s.dp == 0.0
+    assert eight_small.exposed_comm_s.dp > 0.0

@@ -223,3 +223,14 @@ def test_invalid_choice_matches_argparse():
     with pytest.raises(argparse.ArgumentError) as error:
         parser.parse_args(["--dataset", "tulu"])
     assert str(error.value) == upstream.invalid_choice("--dataset", "tulu", ["mock", "squad"])
+
+
+@pytest.mark.parametrize("ref", ALL_MCORE)
+def test_cpu_offloading_texts(ref):
+    self = ns(num_layers=80)
+    assert upstream_text(MCORE, ref, TC, "CPU offloading can be done", self=self) == upstream.offload_layers(
+        80
+    )
+    assert upstream_text(MCORE, ref, TC, "Pipeline parallelism with CPU offloading") == upstream.OFFLOAD_PP
+    assert upstream_text(MCORE, ref, TC, "activation recomputation is enabled") == upstream.OFFLOAD_RECOMPUTE
+    assert upstream_text(MCORE, ref, TC, "not supported with CPU offloading") == upstream.OFFLOAD_GRAPHS

@@ -565,3 +565,49 @@ def test_finetune_cp_check_follows_the_dataset_class():
     assert not by_id(run(["cp=2"], version="0.5.1", mode="sft", fields=diffusion), "finetune-cp-loss")
     sft = {"dataset._target_": "HFDatasetConfig"}
     assert one(run(["cp=2"], version="0.5.1", mode="sft", fields=sft), "finetune-cp-loss").severity == "error"
+
+
+# ---------------------------------------------------------------- CPU activation offloading
+
+OFFLOAD = ["model.cpu_offloading=true", "model.cpu_offloading_num_layers=20"]
+
+
+def test_offloading_with_pipeline_parallelism_is_an_error():
+    item = one(run(["pp=4", *OFFLOAD], arch=LLAMA3_70B, gpus=64), "offload-pp")
+    assert item.severity == "error"
+    assert item.upstream_error == "Currently there is no support for Pipeline parallelism with CPU offloading"
+    assert item.fix == "model.cpu_offloading=false"
+    assert not by_id(run(["pp=1", *OFFLOAD], arch=LLAMA3_70B, gpus=64), "offload-pp")
+
+
+def test_offloading_and_recompute_exclude_each_other():
+    item = one(
+        run(["pp=1", "model.recompute_granularity=full", *OFFLOAD], arch=LLAMA3_70B), "offload-recompute"
+    )
+    assert item.upstream_error == "CPU offloading does not work when activation recomputation is enabled"
+    assert item.fix == "model.recompute_granularity=null"
+
+
+def test_offloading_layer_count_must_stay_below_the_model():
+    item = one(
+        run(["pp=1", "model.cpu_offloading=true", "model.cpu_offloading_num_layers=32"]), "offload-layers"
+    )
+    assert item.upstream_error == "CPU offloading can be done only for layers less than 32"
+    assert not by_id(
+        run(["pp=1", "model.cpu_offloading=true", "model.cpu_offloading_num_layers=31"]), "offload-layers"
+    )
+
+
+def test_offloading_allows_only_full_iteration_cuda_graphs():
+    per_layer = [
+        "pp=1",
+        "model.cuda_graph_impl=transformer_engine",
+        "model.use_te_rng_tracker=true",
+        *OFFLOAD,
+    ]
+    assert (
+        one(run(per_layer), "offload-cuda-graphs").upstream_error
+        == "CUDA graphs not supported with CPU offloading."
+    )
+    assert not by_id(run(["pp=1", "model.cuda_graph_impl=full_iteration", *OFFLOAD]), "offload-cuda-graphs")
+    assert not by_id(run(["pp=1", "model.cuda_graph_impl=transformer_engine"]), "offload-cuda-graphs")

@@ -414,3 +414,18 @@ def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_can_use(s
     assert (
         "dense-mesh" in {f["id"] for f in stated.findings} and "so this checks" not in stated.answer_markdown
     )
+
+
+def test_quoted_source_file_names_are_not_mistaken_for_recipes():
+    """Quoted passages lose recipe names the catalog lacks, but a file such as transformer_config.py stays."""
+    from assistant.service import sanitize
+
+    catalog = catalogs.load_catalog("0.6.0")
+    text = (
+        "see megatron/core/transformer/transformer_config.py and made_up_pretrain_config "
+        "or llama3_8b_pretrain_config."
+    )
+    cleaned = sanitize(text, catalog)
+    assert "transformer_config.py" in cleaned
+    assert "made_up_pretrain_config" not in cleaned
+    assert "llama3_8b_pretrain_config." in cleaned

@@ -22,6 +22,8 @@ class GpuSpec(Record):
     nvlink_bw: float
     nvlink_domain: int
     network_bw: float
+    host_bw: float  # GPU-CPU link (PCIe or NVLink-C2C): what CPU activation offloading moves data over
+    host_memory_bytes: float  # CPU memory per GPU, where offloaded activations wait
     aliases: list[str] = []
     approximate: list[str] = []
 
@@ -60,6 +62,8 @@ def load_hardware(data: dict[str, Any]) -> dict[str, GpuSpec]:
             nvlink_bw=row["nvlink_bw_gbps"] * 1e9,
             nvlink_domain=row["nvlink_domain"],
             network_bw=row["network_bw_gbps"] * 1e9,
+            host_bw=row["host_link_gbps"] * 1e9,
+            host_memory_bytes=row["host_memory_gib"] * GIB,
             aliases=row.get("aliases", []),
             approximate=row.get("approximate", []),
         )

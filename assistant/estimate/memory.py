@@ -19,10 +19,14 @@ from assistant.errors import UserError
 from assistant.estimate.hardware import GIB, GpuSpec, precision_unit
 from assistant.estimate.shapes import Dims, dims_of, layer_params, moe_layer_flags, padded_vocab
 from assistant.records import ModelArch, Plan, Record
+from assistant.rules import upstream
 
 Recompute = Literal["selective", "full"] | None
 # Measured peaks of real-sized runs fall within about 10% of the estimate (bench_estimate_calibration).
 TIGHT_MARGIN = 0.10
+# Share of the host memory per GPU that offloaded activations may use; the rest holds the OS, the data
+# loader workers and pinned staging buffers.
+HOST_MEMORY_SHARE = 0.8
 
 # LoRA defaults of Megatron-Bridge's `LoRA` PEFT config: rank 32 on these linear layers.
 LORA_RANK = 32
@@ -59,6 +63,7 @@ class MemoryEstimate(Record):
     tight: bool  # the margin is inside the estimator's typical error (TIGHT_MARGIN of the usable memory)
     allocated_bytes: float  # what torch.cuda.max_memory_allocated would report
     stage: str  # which pipeline stage is the most loaded: "first" or "last"
+    offloaded_bytes: float = 0.0  # activations waiting in host memory (CPU offloading)
     assumptions: list[str] = Field(default_factory=list)
 
 
@@ -190,10 +195,12 @@ def estimate_memory(
     unfused_attention: bool = False,
     mtp_layers: int = 0,
     lora_rank: int = LORA_RANK,
+    offload_layers: int = 0,
     overheads: MemoryOverheads | None = None,
     stage: Literal["max", "first", "last"] = "max",
 ) -> MemoryEstimate:
-    """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict."""
+    """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict.
+    `offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host memory."""
     ov = overheads or MemoryOverheads()
     d = dims_of(arch)
     mbs = micro_batch_size or layout.mbs
@@ -212,6 +219,7 @@ def estimate_memory(
         raise UserError(
             f"PP·VP = {p * v} model chunks exceed the {d.layers} layers (+2 for embedding and loss)"
         )
+    check_offload(offload_layers, d.layers, p, recompute)
     unit = precision_unit(precision)
     fp8 = unit in {"fp8", "fp4"}
     sp = layout.sp and t > 1
@@ -286,7 +294,8 @@ def estimate_memory(
                 params = params / dense_shard + _largest_layer(dense_lp, moe_lp, t, e, et) * 2 * param_bytes
                 grads /= dense_shard
         if fp8 and not fp8_param:
-            params += (sharded + experts) * 1.0  # Transformer Engine's cached FP8 weight copies
+            # Transformer Engine's cached FP8 weight copies; Megatron-FSDP casts the shards it holds.
+            params += (sharded + experts) * 1.0 / (dense_shard if fsdp else 1)
 
         # ---- activations
         n_layers = st.dense + st.moe
@@ -300,27 +309,39 @@ def estimate_memory(
             per_mb_layer = frac * checkpoint + (1 - frac) * per_layer
             activations = st.inflight_layers * per_mb_layer + per_layer_full
         else:
-            activations = st.inflight_layers * per_layer
+            # Offloaded layers leave the GPU; the one in transfer still occupies a buffer.
+            resident = st.inflight_layers - offload_layers + (1 if offload_layers else 0)
+            activations = resident * per_layer
         if st.has_embedding:
             activations += st.inflight_microbatches * tokens * d.hidden * 2 / tp_div
         activations *= ov.activation_scale
+        offloaded = offload_layers * per_layer * ov.activation_scale
         logits = tokens * vocab / t * ov.logits_bytes_per_element * (1 + mtp_layers) if st.has_output else 0.0
         allocated = params + grads + optimizer + activations + logits + ov.workspace_gib * GIB
-        results.append((allocated, rank, params, grads, optimizer, activations, logits))
+        results.append((allocated, rank, params, grads, optimizer, activations, logits, offloaded))
 
     if stage != "max":
         results = [results[0] if stage == "first" else results[-1]]  # ranks are sorted: 0 first, pp-1 last
-    allocated, rank, params, grads, optimizer, activations, logits = max(results)
+    allocated, rank, params, grads, optimizer, activations, logits, offloaded = max(results)
     graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if cuda_graphs else 0.0
     overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
     peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
     assumptions += _assumptions(sp, t, fp8, recompute, modules, distributed_optimizer, dp, c, ov, cuda_graphs)
     if unfused_attention:
         assumptions.append("unfused attention: the s×s softmax output of every head is stored")
+    host_fits = offloaded <= HOST_MEMORY_SHARE * hw.host_memory_bytes
+    if offload_layers:
+        host = f"{HOST_MEMORY_SHARE:.0%} of the {hw.host_memory_bytes / GIB:.0f} GiB per GPU usable"
+        assumptions.append(
+            f"CPU activation offloading of {offload_layers} layers: {offloaded / GIB:.0f} GiB per GPU wait "
+            f"in host memory ({host}"
+            + ("" if host_fits else ": too much, offload fewer layers or lower the micro-batch")
+            + "), one layer's buffer stays on the GPU"
+        )
     return MemoryEstimate(
         peak_bytes=peak,
         usable_bytes=hw.usable_bytes,
-        fits=peak <= hw.usable_bytes,
+        fits=peak <= hw.usable_bytes and host_fits,
         margin_bytes=hw.usable_bytes - peak,
         tight=abs(hw.usable_bytes - peak) < TIGHT_MARGIN * hw.usable_bytes,
         breakdown=MemoryBreakdown(
@@ -333,8 +354,46 @@ def estimate_memory(
         ),
         allocated_bytes=allocated,
         stage="first" if rank == 0 else "last" if rank == p - 1 else f"stage {rank}",
+        offloaded_bytes=offloaded,
         assumptions=assumptions,
     )
+
+
+def check_offload(offload_layers: int, layers: int, pp: int, recompute: Recompute) -> None:
+    """Megatron-Core's own limits on CPU activation offloading (TransformerConfig.__post_init__)."""
+    if not offload_layers:
+        return
+    if not 0 < offload_layers < layers:
+        hint = f"set model.cpu_offloading_num_layers below {layers}"
+        raise UserError(f"{upstream.offload_layers(layers)}: {hint}")
+    if pp > 1:
+        raise UserError(f"{upstream.OFFLOAD_PP}: use PP=1 or set model.cpu_offloading=false")
+    if recompute is not None:
+        hint = "set model.recompute_granularity=null or model.cpu_offloading=false"
+        raise UserError(f"{upstream.OFFLOAD_RECOMPUTE}: {hint}")
+
+
+def layer_activation_bytes(
+    arch: ModelArch,
+    layout: Plan,
+    *,
+    seq_length: int,
+    precision: str = "bf16",
+    micro_batch_size: int | None = None,
+) -> float:
+    """Saved activation bytes of one layer (mean over dense and MoE layers) for one micro-batch on one GPU,
+    without recompute: what CPU offloading moves to the host and back per layer."""
+    d = dims_of(arch)
+    t, c = layout.tp, layout.cp
+    tokens = seq_length * (micro_batch_size or layout.mbs) / c
+    gemm_byte = 1.0 if precision_unit(precision) in {"fp8", "fp4"} else 2.0
+    flags = moe_layer_flags(arch)
+    moe_frac = sum(flags) / len(flags) if flags else 0.0
+    total = 0.0
+    for is_moe, share in ((False, 1 - moe_frac), (True, moe_frac)):
+        plain, gemm = _activation_elements(d, is_moe, set())
+        total += share * tokens * (2 * plain + gemm_byte * gemm) / t
+    return total
 
 
 def _lora_params(d: Dims, layers: int, rank: int) -> float:

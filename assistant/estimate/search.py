@@ -72,6 +72,7 @@ class RankedLayout(Record):
     fsdp: bool = False  # Megatron-FSDP shards parameters, gradients and optimizer state over DP·CP
     recompute: str | None
     recompute_modules: list[str] | None = None
+    offload_layers: int = 0  # layers whose activations wait in host memory (Megatron's CPU offloading)
     overrides: dict[str, Any] = Field(default_factory=dict)
     memory: MemoryEstimate
     throughput: ThroughputEstimate
@@ -131,7 +132,12 @@ def pipeline_layout(layers: int, chunks: int) -> str:
 
 
 def layout_overrides(
-    plan: Plan, arch: ModelArch, recompute: str | None, modules: list[str] | None = None, fsdp: bool = False
+    plan: Plan,
+    arch: ModelArch,
+    recompute: str | None,
+    modules: list[str] | None = None,
+    fsdp: bool = False,
+    offload_layers: int = 0,
 ) -> dict[str, Any]:
     """The Megatron-Bridge config keys that select this layout (what a user passes as overrides)."""
     out: dict[str, Any] = {
@@ -152,6 +158,14 @@ def layout_overrides(
     out.update(split_overrides(arch.num_layers, plan.pp, plan.vp) or {})
     if fsdp:
         out.update(FSDP_FLAGS)
+    if offload_layers:
+        out.update(
+            {
+                "model.cpu_offloading": True,
+                "model.cpu_offloading_weights": False,
+                "model.cpu_offloading_num_layers": offload_layers,
+            }
+        )
     return out
 
 
@@ -397,23 +411,27 @@ def nearest_fit(
             fsdp=fsdp,
         )
 
-    def something_fits(on: Cluster) -> bool:
-        """Full recompute is the leanest setting the search tries: when no layout fits with it, the (much
-        dearer) ranked search would find nothing either."""
-        return any(
-            full_recompute_memory(plan, fsdp).fits
-            for plan in candidates(on)
-            for fsdp in fsdp_options(arch, plan)
+    def leanest_fits(plan: Plan, fsdp: bool) -> bool:
+        """Full recompute, or offloading all layers but one where the search proposes it, are the leanest
+        settings the search tries."""
+        if full_recompute_memory(plan, fsdp).fits:
+            return True
+        options = {"seq_length": seq_length, "mode": mode, "precision": precision, "fsdp": fsdp,
+                   "grad_reduce_in_fp32": grad_reduce_in_fp32}  # fmt: skip
+        return offload_allowed(plan, fsdp, features) and (
+            fewest_offload_layers(arch, plan, hardware, overheads, **options) is not None
         )
+
+    def something_fits(on: Cluster) -> bool:
+        """When no layout fits with its leanest setting, the (much dearer) ranked search would find nothing
+        either."""
+        return any(leanest_fits(plan, fsdp) for plan in candidates(on) for fsdp in fsdp_options(arch, plan))
 
     leanest: RankedLayout | None = None
     fits_here = False
     for plan in candidates(cluster):
-        fits_here = fits_here or any(
-            full_recompute_memory(plan, True).fits for _ in fsdp_options(arch, plan)[1:]
-        )
+        fits_here = fits_here or any(leanest_fits(plan, fsdp) for fsdp in fsdp_options(arch, plan))
         memory = full_recompute_memory(plan, False)
-        fits_here = fits_here or memory.fits
         if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
             speed = estimate_throughput(
                 arch,
@@ -454,30 +472,71 @@ def fsdp_options(arch: ModelArch, plan: Plan) -> tuple[bool, ...]:
     return (False, True) if useful else (False,)
 
 
+def offload_allowed(plan: Plan, fsdp: bool, features: RunFeatures | None) -> bool:
+    """CPU activation offloading is proposed with Megatron-FSDP (how Bridge's perf recipes use it), which
+    Megatron-Core allows only without pipeline parallelism and without per-layer CUDA graphs."""
+    return fsdp and plan.pp == 1 and (features is None or features.cuda_graph != "partial")
+
+
+def fewest_offload_layers(
+    arch: ModelArch, plan: Plan, hw: GpuSpec, ov: MemoryOverheads, **options: Any
+) -> int | None:
+    """The fewest layers to offload (no recompute) for the layout to fit in GPU memory, if the host memory
+    holds them (the fewest is also the least host memory); None when no count fits both."""
+
+    def memory(layers: int) -> MemoryEstimate:
+        return estimate_memory(arch, plan, hw, offload_layers=layers, overheads=ov, **options)
+
+    def gpu_fits(layers: int) -> bool:
+        estimate = memory(layers)
+        return estimate.peak_bytes <= estimate.usable_bytes
+
+    low, high = 1, arch.num_layers - 1
+    if high < 1 or not gpu_fits(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if gpu_fits(middle) else (middle + 1, high)
+    return low if memory(low).fits else None
+
+
 def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
-    """Keep the fastest (VP, micro-batch, recompute) that fits, per distinct (TP, PP, CP, EP, FSDP) layout."""
+    """Keep the fastest (VP, micro-batch, recompute or CPU offloading) that fits, per distinct (TP, PP, CP,
+    EP, FSDP) layout. Offloading is weighed against the cheapest recompute that fits: over a fast host link
+    (NVLink-C2C) it hides behind compute, over PCIe it often does not."""
     for fsdp in fsdp_options(arch, plan):
         key = (plan.tp, plan.pp, plan.cp, plan.ep, fsdp)
+        tried: list[tuple[str | None, list[str] | None, int, MemoryEstimate]] = []
         for recompute, modules in recompute_options(arch):
             memory = estimate_memory(
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, overheads=ov, fsdp=fsdp,
                 **options,
             )  # fmt: skip
-            if not memory.fits:
-                continue
+            if memory.fits:
+                tried.append((recompute, modules, 0, memory))
+                break  # later options only recompute more: same layout, slower
+        needs_relief = not tried or tried[0][0] is not None
+        if needs_relief and offload_allowed(plan, fsdp, speed_options["features"]):
+            layers = fewest_offload_layers(arch, plan, hw, ov, fsdp=fsdp, **options)
+            if layers is not None:
+                memory = estimate_memory(
+                    arch, plan, hw, offload_layers=layers, overheads=ov, fsdp=fsdp, **options
+                )
+                tried.append((None, None, layers, memory))
+        for recompute, modules, offload, memory in tried:
             speed = estimate_throughput(
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, fsdp=fsdp,
-                gpus_per_node=cluster.gpus_per_node, calibration=cal, **options, **speed_options,
+                gpus_per_node=cluster.gpus_per_node, calibration=cal, offload_layers=offload,
+                **options, **speed_options,
             )  # fmt: skip
             score = speed.tokens_per_sec_per_gpu
             if key not in best or score > best[key][0]:
                 layout = RankedLayout(
                     rank=0, plan=plan, fsdp=fsdp, recompute=recompute, recompute_modules=modules,
-                    memory=memory, throughput=speed,
-                    overrides=layout_overrides(plan, arch, recompute, modules, fsdp),
+                    offload_layers=offload, memory=memory, throughput=speed,
+                    overrides=layout_overrides(plan, arch, recompute, modules, fsdp, offload),
                 )  # fmt: skip
                 best[key] = (score, layout)
-            break  # later options only recompute more: same layout, slower
 
 
 def _explain(index: int, layout: RankedLayout, leader: RankedLayout, tie_band: float) -> RankedLayout:
@@ -501,6 +560,12 @@ def _explain(index: int, layout: RankedLayout, leader: RankedLayout, tie_band: f
         + (" (" + ", ".join(f"{k.upper()} {v:.3f} s" for k, v in parts.items()) + ")" if parts else ""),
         f"recompute: {layout.recompute or 'none'}"
         + (f" {layout.recompute_modules}" if layout.recompute_modules else "")
+        + (
+            f", CPU offloading of {layout.offload_layers} layers' activations"
+            + (f" (adds {tp_.offload_s / step:.1%} of the step)" if tp_.offload_s else " (hidden by compute)")
+            if layout.offload_layers
+            else ""
+        )
         + (f", adds {tp_.recompute_s / step:.1%} of the step" if tp_.recompute_s else "")
         + f"; memory {layout.memory.peak_bytes / GIB:.1f} of {layout.memory.usable_bytes / GIB:.0f} GiB"
         + (" (tight: inside the estimator's ~10% error)" if layout.memory.tight else ""),

@@ -12,7 +12,7 @@ from pydantic import Field
 from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec, precision_unit
-from assistant.estimate.memory import Recompute, data_parallel_size
+from assistant.estimate.memory import Recompute, check_offload, data_parallel_size, layer_activation_bytes
 from assistant.estimate.shapes import Dims, TokenFlops, dims_of, flops_per_token, layer_params
 from assistant.records import ModelArch, Plan, Record
 
@@ -85,6 +85,7 @@ class ThroughputEstimate(Record):
     recompute_s: float
     exposed_comm_s: CommTimes
     optimizer_s: float
+    offload_s: float = 0.0  # CPU activation offloading transfers not hidden behind compute
     flops_per_token: float
     num_gpus: int
     assumptions: list[str] = Field(default_factory=list)
@@ -124,9 +125,11 @@ def estimate_throughput(
     gpus_per_node: int = 8,
     calibration: Calibration | None = None,
     features: RunFeatures | None = None,
+    offload_layers: int = 0,
 ) -> ThroughputEstimate:
     """Estimated step time, tokens/s/GPU, model TFLOP/s/GPU (Bridge formula) and MFU for one layout,
-    under the given performance features (none: no CUDA graphs, no overlap, BF16 attention)."""
+    under the given performance features (none: no CUDA graphs, no overlap, BF16 attention), with
+    `offload_layers` layers' activations offloaded to host memory (cpu_offloading_num_layers)."""
     cal = calibration or Calibration()
     feats = features or RunFeatures()
     lowp = precision_unit(precision) != "bf16"
@@ -177,6 +180,12 @@ def estimate_throughput(
         recompute_s = _selective_cost(
             d, set(recompute_modules or ["core_attn"]), t_dense, t_expert, t_attn, t_elem, flops
         )
+    offload_s = 0.0
+    if offload_layers:
+        check_offload(offload_layers, d.layers, p, recompute)
+        offload_s = _exposed_offload(
+            arch, layout, hw, seq_length, precision, mbs, offload_layers, m, t_layers
+        )
     host_share = {"full_iteration": 0.0, "partial": cal.partial_graph_host, None: 1.0}[feats.cuda_graph]
     launch_s = host_share * cal.layer_host_s * (d.dense_layers + cal.moe_host_factor * d.moe_layers) / p * m
     compute = t_layers + recompute_s + m * v * cal.microbatch_overhead_s + launch_s
@@ -221,13 +230,16 @@ def estimate_throughput(
             dp_time += 2 * m * _ring(params_gpu * 2, dp * c, dp_bw)
         edp = max(1, gpus // (e * et * p))
         dp_time += _ring(experts_gpu * (grad_b + 2), edp, _link(gpus, hw, gpus_per_node))
-        comm.dp = cal.dp_exposed * dp_time
+        # Overlap hides at most the compute it runs under: FSDP gathers layer by layer through the whole
+        # step; the plain DP reduce-scatter and all-gather only run under one micro-batch's backward/forward.
+        window = compute if fsdp else compute / m
+        comm.dp = cal.dp_exposed * min(dp_time, window) + max(0.0, dp_time - window)
     if p > 1:
         p2p = tokens_mb * d.hidden * 2 / t
         comm.pp = cal.pp_exposed * 2 * m * v * p2p / _link(gpus, hw, gpus_per_node)
     optimizer_s = (params_gpu / (dp * c) + experts_gpu / max(1, gpus // (e * et * p))) * 32 / hw.hbm_bw
     exposed = comm.tp + comm.cp + comm.ep + comm.dp + comm.pp
-    step = compute + bubble_s + exposed + optimizer_s
+    step = compute + bubble_s + exposed + optimizer_s + offload_s
     tokens_per_s = gbs * seq_length / (step * gpus)
     model_flops = flops.total
     tflops = model_flops * tokens_per_s / 1e12
@@ -242,6 +254,7 @@ def estimate_throughput(
         recompute_s=recompute_s,
         exposed_comm_s=comm,
         optimizer_s=optimizer_s,
+        offload_s=offload_s,
         flops_per_token=model_flops,
         num_gpus=gpus,
         assumptions=[
@@ -255,8 +268,27 @@ def estimate_throughput(
             "balanced MoE routing (as in the published benchmarks)",
             "performance features: " + (", ".join(feats.describe()) or "none (no CUDA graphs, no overlap)"),
         ]
-        + ([f"{chunk:g} layers per model chunk"] if p > 1 else []),
+        + ([f"{chunk:g} layers per model chunk"] if p > 1 else [])
+        + (
+            [
+                f"CPU offloading of {offload_layers} layers over the {hw.host_bw / 1e9:.0f} GB/s host link, "
+                "overlapped with the next layer's forward (offload) and backward (reload)"
+            ]
+            if offload_layers
+            else []
+        ),
     )
+
+
+def _exposed_offload(arch, layout, hw, seq_length, precision, mbs, offload_layers, m, t_layers) -> float:
+    """Offload transfer time not hidden by compute: each offloaded layer's activations go to the host during
+    the next layer's forward and come back during the next layer's backward (twice the forward's time)."""
+    layers = dims_of(arch).layers
+    transfer = layer_activation_bytes(arch, layout, seq_length=seq_length, precision=precision,
+                                      micro_batch_size=mbs) / hw.host_bw  # fmt: skip
+    layer_s = t_layers / layers / m  # forward + backward of one layer and micro-batch (PP = 1)
+    hidden_forward, hidden_backward = layer_s / 3, 2 * layer_s / 3
+    return offload_layers * m * (max(0.0, transfer - hidden_forward) + max(0.0, transfer - hidden_backward))
 
 
 def _selective_cost(

@@ -131,6 +131,8 @@ class EffectiveConfig(Record):
     cuda_graph_scope: list[str] = Field(default_factory=list)
     use_te_rng_tracker: bool = False
     fsdp: bool = False
+    cpu_offloading: bool = False
+    cpu_offloading_num_layers: int | None = None
     packed_sequence: bool = False
     packed_sequence_size: int | None = None
     pad_to_max_length: bool | None = None
@@ -288,6 +290,8 @@ def build_config(
         use_te_rng_tracker=_as_bool(values.get("model.use_te_rng_tracker"), False)
         or _as_bool(values.get("rng.te_rng_tracker"), False),
         fsdp=fsdp,
+        cpu_offloading=_as_bool(values.get("model.cpu_offloading"), False),
+        cpu_offloading_num_layers=integer("model.cpu_offloading_num_layers"),
         packed_sequence=packed,
         packed_sequence_size=packed_size if packed_size and packed_size > 0 else None,
         pad_to_max_length=_pad_to_max_length(values),

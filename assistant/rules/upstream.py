@@ -23,6 +23,16 @@ def query_groups_tp(groups: int, tp: int, multiple_or_divisor: bool) -> str:
 
 SP_WITHOUT_TP = "Cannot use sequence parallelism without tensor parallelism"  # model_parallel_config.py
 
+
+# megatron/core/transformer/transformer_config.py (ValueError), same texts in cores 0.14 to 0.19
+def offload_layers(layers: int) -> str:
+    return f"CPU offloading can be done only for layers less than {layers}"
+
+
+OFFLOAD_PP = "Currently there is no support for Pipeline parallelism with CPU offloading"
+OFFLOAD_RECOMPUTE = "CPU offloading does not work when activation recomputation is enabled"
+OFFLOAD_GRAPHS = "CUDA graphs not supported with CPU offloading."
+
 VP_WITHOUT_PP = "pipeline-model-parallel size should be greater than 1 with interleaved schedule"
 
 

@@ -913,6 +913,68 @@ def rule_fsdp(ctx: _Context) -> list[Finding]:
     return found
 
 
+def rule_cpu_offloading(ctx: _Context) -> list[Finding]:
+    """Megatron-Core refuses CPU activation offloading with pipeline parallelism, with recompute, with
+    per-layer CUDA graphs, and for all layers at once."""
+    config = ctx.config
+    if not config.cpu_offloading:
+        return []
+    found: list[Finding] = []
+    layers = ctx.arch.num_layers if ctx.arch else None
+    count = config.cpu_offloading_num_layers
+    if layers and count is not None and not 0 <= count < layers:
+        found.append(
+            finding(
+                "offload-layers",
+                "error",
+                f"model.cpu_offloading_num_layers={count} must be below the model's {layers} layers.",
+                f"model.cpu_offloading_num_layers={count} 必须小于模型的 {layers} 层。",
+                upstream.offload_layers(layers),
+                kv(model__cpu_offloading_num_layers=layers // 2),
+            )
+        )
+    if config.pp > 1:
+        found.append(
+            finding(
+                "offload-pp",
+                "error",
+                f"CPU activation offloading does not work with PP={config.pp}: use PP=1 (with Megatron-FSDP "
+                "to shard the weights), or turn offloading off and keep the pipeline.",
+                f"CPU 激活卸载不支持 PP={config.pp}：请用 PP=1（配合 Megatron-FSDP 分片权重），"
+                "或关闭卸载保留流水线。",
+                upstream.OFFLOAD_PP,
+                kv(model__cpu_offloading=False),
+            )
+        )
+    if config.recompute_granularity:
+        found.append(
+            finding(
+                "offload-recompute",
+                "error",
+                f"CPU activation offloading does not work with recompute_granularity="
+                f"{config.recompute_granularity}: offloading is the alternative to recompute, pick one.",
+                f"CPU 激活卸载不能与 recompute_granularity={config.recompute_granularity} 同时使用："
+                "两者是互相替代的省显存手段，二选一。",
+                upstream.OFFLOAD_RECOMPUTE,
+                kv(model__recompute_granularity=None),
+            )
+        )
+    if config.graphs_enabled and config.cuda_graph_impl != "full_iteration":
+        found.append(
+            finding(
+                "offload-cuda-graphs",
+                "error",
+                f"CPU activation offloading does not work with cuda_graph_impl={config.cuda_graph_impl}; "
+                "only full-iteration graphs (newer Megatron-Core) allow it.",
+                f"CPU 激活卸载不支持 cuda_graph_impl={config.cuda_graph_impl}；只有整迭代 CUDA graph"
+                "（较新的 Megatron-Core）可以与之共用。",
+                upstream.OFFLOAD_GRAPHS,
+                kv(model__cuda_graph_impl="none"),
+            )
+        )
+    return found
+
+
 def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
     config, arch, cluster = ctx.config, ctx.arch, ctx.cluster
     if arch is None or not arch.num_moe_experts:
@@ -1037,6 +1099,7 @@ RULES: list[Rule] = [
     rule_seq_sync,
     rule_cuda_graphs,
     rule_fsdp,
+    rule_cpu_offloading,
     rule_moe_pitfalls,
     rule_vlm_data,
     rule_single_gpu,

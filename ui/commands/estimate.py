@@ -42,6 +42,9 @@ SPEC_RUN_FIELDS = (
     "overlap_moe_expert_parallel_comm",
     "fp8_dot_product_attention",
     "moe_token_dispatcher_type",
+    "cpu_offloading",
+    "cpu_offloading_num_layers",
+    "cpu_offloading_weights",
 )
 
 
@@ -183,6 +186,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         "recompute_num_layers": run["recompute_num_layers"],
         "grad_reduce_in_fp32": run["grad_reduce_in_fp32"],
         "fsdp": run["fsdp"],
+        "offload_layers": run["offload_layers"],
     }
     memory = estimate_memory(
         arch,
@@ -334,6 +338,7 @@ def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
         "distributed_optimizer": _flag(values, ("ddp.use_distributed_optimizer",), True),
         "fp8_param": _flag(values, ("mixed_precision.fp8_param_gather", "model.fp8_param"), False),
         "fsdp": config.fsdp,
+        "offload_layers": (config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
         "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
         "features": features_from_fields(values),
         "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
@@ -392,6 +397,9 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "distributed_optimizer": bool(ddp.get("use_distributed_optimizer", True)),
         "fp8_param": bool(model.get("fp8_param", False)),
         "fsdp": bool(ddp.get("use_megatron_fsdp", False)),
+        "offload_layers": int(model.get("cpu_offloading_num_layers") or 0)
+        if model.get("cpu_offloading")
+        else 0,
         "cuda_graphs": model.get("cuda_graph_impl") not in (None, "none"),
         "features": features_from_fields(
             {

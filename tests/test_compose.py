@@ -1,0 +1,24 @@
+"""Composed answer pieces that a user pastes: override strings must be Hydra literals that parse back."""
+
+from __future__ import annotations
+
+from assistant.compose import changed_overrides
+from assistant.estimate.search import layout_overrides
+from assistant.records import Plan
+from assistant.rules.config import parse_overrides
+from tests.archs import LLAMA3_70B
+
+
+def test_suggested_overrides_parse_back_to_the_same_values() -> None:
+    plan = Plan.sized(num_gpus=64, tp=4, pp=4, cp=2, mbs=1, gbs=512, vp=5, ep=1, etp=None, sp=True)
+    faster = Plan.sized(num_gpus=64, tp=1, pp=1, cp=1, mbs=1, gbs=512, vp=None, ep=1, etp=None, sp=False)
+    overrides = layout_overrides(faster, LLAMA3_70B, None, fsdp=True, offload_layers=11)
+    text = changed_overrides(overrides, plan)
+    pasted = [token.strip("`") for token in text.split()]
+    assert "model.virtual_pipeline_model_parallel_size=null" in pasted
+    assert "model.sequence_parallel=false" in pasted
+    assert "model.cpu_offloading=true" in pasted
+    assert not [token for token in pasted if token.endswith(("=None", "=True", "=False"))]
+    parsed = parse_overrides(pasted)
+    assert parsed == {k: v for k, v in overrides.items() if k in parsed}
+    assert parsed["model.cpu_offloading_num_layers"] == 11
