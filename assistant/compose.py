@@ -361,6 +361,61 @@ def _faster_line(rec: Recommendation, lang: str) -> str:
     )
 
 
+def speed_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
+    """For "my run is slow": the layout's estimated speed, where its step time goes, and the searched layout
+    for the same GPUs when it is clearly faster (else that none is)."""
+    s = rec.speed
+    if s is None or rec.plan is None:
+        return []
+    step, plan = s.step_time_s, rec.plan
+    comm = s.exposed_comm_s
+    comm_parts = {k.upper(): v for k, v in comm.to_json().items() if v > 0.005 * step}
+    comm_total = sum(comm.to_json().values())
+    pipeline = f"PP={plan.pp}, VP={plan.vp or 1}, {plan.ga} micro-batches"
+    parts = ", ".join(f"{k} {v / step:.0%}" for k, v in comm_parts.items())
+    if lang == "zh":
+        costs = (
+            f"**时间花在哪里（估计）：** 流水线气泡占每步 {s.bubble_s / step:.1%}（{pipeline}）；"
+            f"未被掩盖的通信占 {comm_total / step:.1%}" + (f"（{parts}）" if parts else "")
+            + (f"；重计算占 {s.recompute_s / step:.1%}" if s.recompute_s else "") + "。"
+        )  # fmt: skip
+    else:
+        costs = (
+            f"**Where the step time goes (estimated):** pipeline bubble {s.bubble_s / step:.1%} of the step "
+            f"({pipeline}); exposed communication {comm_total / step:.1%}" + (f" ({parts})" if parts else "")
+            + (f"; recompute {s.recompute_s / step:.1%}" if s.recompute_s else "") + "."
+        )  # fmt: skip
+    lines = [*_fit_section(rec, lang), _speed_line(rec, lang), costs]
+    if rec.fit is not None and rec.fit.status == "does-not-fit":
+        lines.append(
+            say(
+                lang,
+                "This layout is expected to run out of memory before speed matters; the layout below fits.",
+                "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
+            )
+            if rec.faster is not None
+            else say(
+                lang,
+                "This layout is expected to run out of memory before speed matters.",
+                "这个布局预计会先显存不足，谈不上速度。",
+            )
+        )
+    if rec.faster is not None:
+        lines.append(_faster_line(rec, lang))
+    else:
+        lines.append(
+            say(
+                lang,
+                "No layout the search finds for these GPUs is more than 10% faster by the estimate; look at "
+                "data loading, logging and checkpoint intervals, and the performance settings (CUDA graphs, "
+                "communication overlap) before changing the parallelism.",
+                "在这些 GPU 上，搜索找不到按估计快 10% 以上的布局；改并行前先检查数据加载、日志与 checkpoint "
+                "间隔，以及性能设置（CUDA graph、通信重叠）。",
+            )
+        )
+    return lines
+
+
 def _estimate_section(rec: Recommendation, lang: str) -> list[str]:
     """Numbers from the estimator: speed of the plan, the nearest fit, a faster layout."""
     lines: list[str] = []

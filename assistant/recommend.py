@@ -274,9 +274,12 @@ def typed_overrides(slots: Slots) -> dict:
     return parse_overrides([f"{key}={value}" for key, value in slots.overrides.items()])
 
 
-def estimate_run(rec: Recommendation, mode: str | None) -> None:
-    """Speed of the plan; when nothing fits, the nearest layout that does; when the user's GPU count is
-    not the recipe's, the fastest layout the search finds for it."""
+def estimate_run(
+    rec: Recommendation, mode: str | None, *, recompute: str | None = "recipe", search: bool = False
+) -> None:
+    """Speed of the plan (under the recipe's recompute unless `recompute` is given); when nothing fits, the
+    nearest layout that does; when the user's GPU count is not the recipe's (or `search`), the fastest
+    layout the search finds for it."""
     if rec.arch is None or rec.cluster is None or rec.recipe is None or rec.arch.is_hybrid:
         return
     record, cluster = rec.recipe, rec.cluster
@@ -294,35 +297,30 @@ def estimate_run(rec: Recommendation, mode: str | None) -> None:
             rec.arch,
             rec.plan,
             hw,
-            recompute=record.recompute,
+            recompute=record.recompute if recompute == "recipe" else recompute,
             gpus_per_node=cluster.gpus_per_node,
             calibration=hardware_data.calibration(),
             features=features,
             **common,
         )
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
-    if rec.nearest is None and (no_fit or (rec.fit is not None and rec.fit.status == "does-not-fit")):
+    plan_does_not_fit = rec.fit is not None and rec.fit.status == "does-not-fit"
+    resized = record.kind == "library" and cluster.num_gpus != (record.encoded_gpus or record.min_gpus)
+    if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common
         )
-    elif (
-        record.kind == "library" and rec.plan and cluster.num_gpus != (record.encoded_gpus or record.min_gpus)
-    ):
-        found = search_layouts(
-            rec.arch,
-            cluster,
-            global_batch_size=gbs,
-            version=rec.version,
-            top_k=1,
-            features=features,
-            **common,
-        )
-        if (
-            found
-            and rec.speed
-            and found[0].throughput.tokens_per_sec_per_gpu > 1.1 * rec.speed.tokens_per_sec_per_gpu
-        ):
+    elif rec.plan and (search or resized):
+        found = search_layouts(rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1,
+                               features=features, **common)  # fmt: skip
+        # A user's own layout that does not fit gets the search's best whatever its speed.
+        if found and ((search and plan_does_not_fit) or _clearly_faster(found[0], rec.speed)):
             rec.faster = found[0]
+
+
+def _clearly_faster(layout: RankedLayout, speed: ThroughputEstimate | None) -> bool:
+    """More than 10% faster than the plan: beyond the estimator's typical error on one layout."""
+    return speed is not None and layout.throughput.tokens_per_sec_per_gpu > 1.1 * speed.tokens_per_sec_per_gpu
 
 
 def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str | None) -> list[Finding]:

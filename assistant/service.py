@@ -19,6 +19,7 @@ from assistant.compose import (
     findings_lines,
     say,
     sources_lines,
+    speed_diagnosis_lines,
 )
 from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
@@ -27,17 +28,19 @@ from assistant.models import load_model_arch, recipe_arch
 from assistant.recommend import (
     Recommendation,
     cluster_for,
+    estimate_run,
     known_stems,
     recommend,
     select_recipe,
     typed_overrides,
 )
-from assistant.records import Answer, Catalog, Hit, Slots
+from assistant.records import Answer, Catalog, Hit, Plan, Slots
 from assistant.rules.config import build_config
+from assistant.rules.fit import estimate_fit
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
-from assistant.understand import is_question, understand
+from assistant.understand import asks_about_speed, is_question, understand
 from assistant.version_facts import dataset_fact, launcher_facts
 
 log = logging.getLogger(__name__)
@@ -181,7 +184,9 @@ def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -
     return "\n\n".join(parts)
 
 
-def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str, Recommendation | None]:
+def _validate_answer(
+    slots: Slots, ctx: VersionContext, lang: str, text: str
+) -> tuple[str, Recommendation | None]:
     selection = select_recipe(ctx.catalog, slots, lambda hf: load_model_arch(hf) if hf else None)
     if selection is None:
         return "", None
@@ -220,7 +225,24 @@ def _validate_answer(slots: Slots, ctx: VersionContext, lang: str) -> tuple[str,
         cluster=cluster,
         findings=findings,
     )
-    return "\n\n".join(part for part in [sized, head, "\n".join(findings_lines(findings, lang))] if part), rec
+    diagnosis: list[str] = []
+    if (
+        verdict
+        and cluster
+        and asks_about_speed(text)
+        and config.micro_batch_size
+        and config.global_batch_size
+    ):
+        # "Valid, but slow": say where the step time of this exact layout goes and what the search would run.
+        rec.plan = Plan.sized(
+            num_gpus=cluster.num_gpus, tp=config.tp, pp=config.pp, cp=config.cp, mbs=config.micro_batch_size,
+            gbs=config.global_batch_size, vp=config.vp, ep=config.ep, etp=config.etp, sp=config.sp,
+        )  # fmt: skip
+        rec.fit = estimate_fit(record, arch, rec.plan, cluster, config)
+        estimate_run(rec, config.mode, recompute=config.recompute_granularity, search=True)
+        diagnosis = speed_diagnosis_lines(rec, lang)
+    parts = [sized, head, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
+    return "\n\n".join(part for part in parts if part), rec
 
 
 def _compare_answer(slots: Slots, lang: str) -> str:
@@ -392,13 +414,16 @@ def _ask(
         answer.answer_markdown = _compare_answer(slots, answer_lang)
         return answer
     if slots.intent == "validate":
-        body, rec = _validate_answer(slots, ctx, answer_lang)
+        body, rec = _validate_answer(slots, ctx, answer_lang, text)
         if rec is not None:
             answer.recipe = rec.recipe
             answer.findings = [f.to_json() for f in rec.findings]
-            hits = _retrieve(
-                settings, " ".join([text, *(f.id for f in rec.findings)]), answer_lang, ctx.catalog.version
+            # A slow pipeline is explained by the bubble and VP passages, whatever words the user chose.
+            topics = (
+                ["pipeline bubble virtual pipeline"] if rec.speed and rec.plan and rec.plan.pp > 1 else []
             )
+            query = " ".join([text, *(f.id for f in rec.findings), *topics])
+            hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
             answer.citations = citations_from(hits)
             answer.answer_markdown = "\n\n".join(
                 [body, "\n".join(sources_lines(answer.citations, answer_lang))]

@@ -505,6 +505,18 @@ _DOMAIN = rx(
 )
 
 
+_SLOW = rx(
+    r"\b(?:throughput|performance|mfu|tokens/s|tflops?)\b[^.?!]{0,30}\b(?:poor|low|bad|drops?|dropped|worse)\b"
+    r"|\b(?:poor|low|bad)\s+(?:throughput|performance|mfu|utili[sz]ation)\b|\bslow(?:er)?\b"
+    r"|吞吐.{0,6}(?:低|差|不高|下降)|速度.{0,4}(?:慢|低)|太慢|很慢|变慢|MFU.{0,6}(?:低|不高)"
+)
+
+
+def asks_about_speed(text: str) -> bool:
+    """The user complains that a run is slow ("throughput is poor", "MFU is low", "太慢")."""
+    return bool(_SLOW.search(normalise(_prose(text))))
+
+
 def is_question(text: str) -> bool:
     """The text asks something (a question form), rather than only stating a setup."""
     prose = normalise(_prose(text))
@@ -525,7 +537,10 @@ def classify_intent(
     `has_setup`: the text names a model, a recipe or a GPU count, so a recommendation can be made from it.
     """
     if has_error and has_training_content:
-        return "troubleshoot"
+        # "TP=8 EP=2 is slow" states a layout and only complains about speed: check it and say where the
+        # step time goes, rather than troubleshoot an error there is none of.
+        only_slow = _SLOW.search(prose) and not _ERROR_MARKERS.search(_SLOW.sub(" ", prose))
+        return "validate" if has_overrides and only_slow else "troubleshoot"
     if _OUT_OF_SCOPE.search(prose):
         return "out_of_scope"
     if n_versions >= 2 and _COMPARE.search(prose):

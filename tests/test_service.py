@@ -429,3 +429,21 @@ def test_quoted_source_file_names_are_not_mistaken_for_recipes():
     assert "transformer_config.py" in cleaned
     assert "made_up_pretrain_config" not in cleaned
     assert "llama3_8b_pretrain_config." in cleaned
+
+
+def test_a_valid_but_slow_layout_gets_where_its_step_time_goes(settings):
+    answer = ask(
+        "I set PP=8 for Llama3 70B pretraining and throughput is poor. What should I change?",
+        settings=settings,
+    )
+    assert answer.intent == "validate"
+    text = answer.answer_markdown
+    assert "pipeline bubble" in text and "VP=5" in text
+
+
+def test_a_slow_layout_that_does_not_fit_gets_one_that_does(settings):
+    answer = ask("Qwen3 30B-A3B pretraining on 16 H100 with TP=8 EP=2 is slow, why?", settings=settings)
+    assert answer.intent == "validate"
+    text = answer.answer_markdown
+    assert "run out of memory before speed matters" in text
+    assert "model.expert_model_parallel_size=" in text  # the searched layout, ready to paste

@@ -16,7 +16,7 @@ from assistant.model_names import (
     stems_from_recipe_names,
 )
 from assistant.records import Catalog, Slots
-from assistant.understand import cn_to_int, detect_language, understand
+from assistant.understand import asks_about_speed, cn_to_int, detect_language, understand
 
 
 def _words(text: str) -> list[str]:
@@ -669,3 +669,26 @@ def test_a_setting_without_a_run_is_a_rule_question(text: str, intent: str) -> N
 )
 def test_asking_to_turn_on_cuda_graphs_is_a_feature_request(text: str, features: list[str]) -> None:
     assert understand(text, known_stems=STEMS).features == features
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("Qwen3 30B-A3B pretraining on 16 H100 with TP=8 EP=2 is slow, why?", "validate"),
+        ("I set PP=8 for Llama3 70B pretraining and throughput is poor. What should I change?", "validate"),
+        ("Llama3 70B 预训练 TP=8 PP=4，吞吐很低", "validate"),
+        ("Llama3 70B on 64 H100 with TP=8 is slow and then RuntimeError: CUDA error", "troubleshoot"),
+        ("My Llama3 70B run on 64 H100 is slow", "troubleshoot"),  # no layout stated to check
+    ],
+)
+def test_a_stated_layout_that_is_only_slow_is_checked(text: str, intent: str) -> None:
+    assert understand(text, known_stems=STEMS).intent == intent
+    assert asks_about_speed(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Pretrain Llama 3 70B on 64 GPUs", "Is this config valid? TP=8", "What is a pipeline bubble?"],
+)
+def test_a_plain_request_is_not_a_speed_complaint(text: str) -> None:
+    assert not asks_about_speed(text)

@@ -57,6 +57,7 @@ def estimate_fit(
             distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
             grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
             precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
+            offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
             overheads=hardware_data.memory_overheads(),
         )
     except UserError as error:  # an architecture record without the fields the estimator needs
