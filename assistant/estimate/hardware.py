@@ -8,6 +8,7 @@ from assistant.errors import UserError
 from assistant.records import Record
 
 GIB = 1024**3
+BASEBOARD_GPUS = 8  # an HGX/DGX baseboard joins up to 8 GPUs; larger NVLink domains (NVL72) span nodes
 
 
 class GpuSpec(Record):
@@ -15,6 +16,7 @@ class GpuSpec(Record):
 
     key: str
     name: str
+    generation: str  # ampere, hopper, blackwell
     peak_tflops: dict[str, float | None]
     hbm_capacity_bytes: float
     usable_bytes: float
@@ -26,6 +28,16 @@ class GpuSpec(Record):
     host_memory_bytes: float  # CPU memory per GPU, where offloaded activations wait
     aliases: list[str] = []
     approximate: list[str] = []
+
+    @property
+    def blackwell(self) -> bool:
+        return self.generation == "blackwell"
+
+    def nvlink_group(self, gpus_per_node: int) -> int:
+        """GPUs that reach each other over NVLink: the whole NVL72 rack, or the GPUs of one node."""
+        if self.nvlink_domain > BASEBOARD_GPUS:
+            return self.nvlink_domain
+        return min(self.nvlink_domain, gpus_per_node)
 
     def peak_flops(self, precision: str) -> float:
         """Peak FLOP/s of the tensor cores a precision runs on (MXFP8/FP8-CS use FP8, NVFP4 uses FP4)."""
@@ -55,6 +67,7 @@ def load_hardware(data: dict[str, Any]) -> dict[str, GpuSpec]:
         specs[key] = GpuSpec(
             key=key,
             name=row["name"],
+            generation=row["generation"],
             peak_tflops=row["peak_tflops"],
             hbm_capacity_bytes=row["hbm_capacity_gib"] * GIB,
             usable_bytes=row["usable_gib"] * GIB,

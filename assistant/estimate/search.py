@@ -18,8 +18,6 @@ from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
 
 DEFAULT_RULES_VERSION = "0.6.0"
-# The rule module knows one entry per GPU family; the 40 GB A100 follows the A100 rules.
-RULES_GPU_NAMES = {"a100_40g": "a100"}
 # Rule findings about data, checkpoints or flags that a layout change cannot cause or cure.
 NOT_LAYOUT_FINDINGS = frozenset(
     {
@@ -202,10 +200,7 @@ def layout_config(
 def layout_findings(config: EffectiveConfig, arch: ModelArch, cluster: Cluster) -> list[Finding]:
     """The rule module's findings about a layout on these GPUs, without the data and checkpoint rules a
     layout change cannot cause or cure."""
-    rules_cluster = cluster.model_copy(
-        update={"gpu_type": RULES_GPU_NAMES.get(cluster.gpu_type, cluster.gpu_type)}
-    )
-    found = validate(config, arch, rules_cluster, config.version)
+    found = validate(config, arch, cluster, config.version)
     return [f for f in found if f.id not in NOT_LAYOUT_FINDINGS]
 
 

@@ -102,8 +102,7 @@ def _ring(bytes_: float, n: int, bw: float) -> float:
 
 def _link(group_span: int, hw: GpuSpec, gpus_per_node: int) -> float:
     """Bandwidth of a group of `group_span` consecutive ranks: NVLink inside the domain, else the network."""
-    domain = hw.nvlink_domain if hw.nvlink_domain > gpus_per_node else gpus_per_node
-    return hw.nvlink_bw if group_span <= domain else hw.network_bw
+    return hw.nvlink_bw if group_span <= hw.nvlink_group(gpus_per_node) else hw.network_bw
 
 
 def estimate_throughput(
@@ -211,7 +210,7 @@ def estimate_throughput(
         comm.cp = cal.cp_exposed * per_layer * layers_per_stage * m
     if e > 1 and d.moe_layers:
         a2a = 2 * tokens_mb / t * d.topk * d.hidden * act_bytes / e  # bytes to each peer
-        domain = hw.nvlink_domain if hw.nvlink_domain > gpus_per_node else gpus_per_node
+        domain = hw.nvlink_group(gpus_per_node)
         near = max(0, min(e, domain // et) - 1)  # peers inside the NVLink domain
         far_bytes = a2a * (e - 1 - near)
         if feats.flex_dispatcher and e - 1 > near:

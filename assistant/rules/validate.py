@@ -995,7 +995,7 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
         )
     experts = arch.num_moe_experts
     split = param_split(arch)
-    hbm = gpu_spec(cluster.gpu_type).memory_gb * 1e9
+    hbm = gpu_spec(cluster.gpu_type).usable_bytes
 
     def expert_state(ep: int) -> float:
         """Expert weights + grads, plus Adam state sharded over the expert data-parallel ranks."""
@@ -1017,13 +1017,11 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
                 "ep-too-low",
                 "warning",
                 f"EP={config.ep} leaves about {expert_bytes / 1e9:.0f} GB of expert weights and optimizer "
-                "state on "
-                f"each GPU ({cluster.gpu_type} has {hbm / 1e9:.0f} GB). Raise EP before TP: EP shards only "
-                "the "
-                "experts, which dominate a large MoE.",
+                f"state on each GPU ({cluster.gpu_type} has about {hbm / 1e9:.0f} GB usable). Raise EP "
+                "before TP: EP shards only the experts, which dominate a large MoE.",
                 f"EP={config.ep} 时每个 GPU 上约有 {expert_bytes / 1e9:.0f} GB 专家权重和优化器状态"
-                f"（{cluster.gpu_type} 显存 {hbm / 1e9:.0f} GB）。应先增大 EP 再考虑 TP：EP 只切分专家参数"
-                "，而大型 MoE 的参数主要在专家中。",
+                f"（{cluster.gpu_type} 可用显存约 {hbm / 1e9:.0f} GB）。应先增大 EP 再考虑 TP："
+                "EP 只切分专家参数，而大型 MoE 的参数主要在专家中。",
                 None,
                 kv(model__expert_model_parallel_size=better[0]) if better else None,
             )
