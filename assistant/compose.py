@@ -305,19 +305,21 @@ def changed_overrides(overrides: dict, plan) -> str:
 
 
 def _speed_line(rec: Recommendation, lang: str) -> str:
-    s = rec.speed
+    s, error = rec.speed, rec.speed_error
     if lang == "zh":
         return (
             f"**速度估计：** 每张 GPU 约 {s.tokens_per_sec_per_gpu:,.0f} tokens/s，"
             f"模型算力 {s.model_tflops_per_gpu:.0f} TFLOP/s（MFU {s.mfu:.0%}），"
             f"每步 {s.step_time_s:.2f} 秒；按已发布的 Megatron-Bridge 实测数据校准"
-            "（`autorecipe estimate` 可查看明细）。"
+            + (f"，在这些数据上的中位误差约 {error:.0%}" if error else "")
+            + "；`autorecipe estimate` 可查看明细。"
         )
     return (
         f"**How fast?** about {s.tokens_per_sec_per_gpu:,.0f} tokens/s per GPU, "
         f"{s.model_tflops_per_gpu:.0f} model TFLOP/s per GPU (MFU {s.mfu:.0%}), "
-        f"{s.step_time_s:.2f} s per step — an estimate calibrated on published Megatron-Bridge runs "
-        "(`autorecipe estimate` has the breakdown)."
+        f"{s.step_time_s:.2f} s per step — an estimate calibrated on published Megatron-Bridge runs"
+        + (f", with a median error of about {error:.0%} on them" if error else "")
+        + "; `autorecipe estimate` has the breakdown."
     )
 
 

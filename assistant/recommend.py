@@ -67,6 +67,7 @@ class Recommendation:
     unknown_model: bool = False
     switched_to_peft: bool = False
     speed: ThroughputEstimate | None = None  # the plan's estimated throughput
+    speed_error: float | None = None  # the estimator's median error on the published runs it was fitted on
     nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
     faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
@@ -292,6 +293,7 @@ def estimate_run(
         "precision": record.precision or "bf16",
     }
     features = features_from_fields(record.fields)
+    rec.speed_error = hardware_data.calibration().median_error
     if rec.plan is not None:
         rec.speed = estimate_throughput(
             rec.arch,

@@ -447,3 +447,13 @@ def test_a_slow_layout_that_does_not_fit_gets_one_that_does(settings):
     text = answer.answer_markdown
     assert "run out of memory before speed matters" in text
     assert "model.expert_model_parallel_size=" in text  # the searched layout, ready to paste
+
+
+def test_speed_estimates_say_how_far_to_trust_them(settings):
+    from assistant import hardware_data
+
+    answer = ask("Pretrain Llama 3 70B on 64 GB200 GPUs", settings=settings)
+    error = hardware_data.calibration().median_error
+    assert f"median error of about {error:.0%}" in answer.answer_markdown
+    zh = ask("在 64 张 GB200 上预训练 Llama 3 70B", settings=settings)
+    assert f"中位误差约 {error:.0%}" in zh.answer_markdown
