@@ -91,3 +91,17 @@ def test_overlap_hides_at_most_the_compute_it_runs_under() -> None:
     eight_small = run(plan(64, 8, 1, None, 64, mbs=1), calibration=cal)  # the same tokens, GA 8
     assert one_big.exposed_comm_s.dp == 0.0
     assert eight_small.exposed_comm_s.dp > 0.0
+
+
+def test_data_parallel_collectives_use_every_nic_of_the_group() -> None:
+    """The same gradient bytes per GPU (70B over 8 model-parallel ranks), reduced over 8 DP ranks: inside a
+    node over NVLink (TP1 PP8), across nodes with four DP ranks per node and so four NICs (TP2 PP4), and
+    across nodes with one DP rank, one NIC, per node (TP8 PP1)."""
+    cal = Calibration(dp_exposed=1.0)  # every byte exposed: compare the transfer times themselves
+
+    def dp_time(tp: int, pp: int) -> float:
+        return run(plan(64, tp, pp, None, 64), calibration=cal).exposed_comm_s.dp
+
+    nvlink, four_nics, one_nic = dp_time(1, 8), dp_time(2, 4), dp_time(8, 1)
+    assert nvlink < four_nics < one_nic
+    assert one_nic / four_nics == pytest.approx(4, rel=0.05)

@@ -105,6 +105,17 @@ def _link(group_span: int, hw: GpuSpec, gpus_per_node: int) -> float:
     return hw.nvlink_bw if group_span <= hw.nvlink_group(gpus_per_node) else hw.network_bw
 
 
+def _collective_bw(size: int, stride: int, hw: GpuSpec, gpus_per_node: int) -> float:
+    """Bandwidth of a collective over `size` ranks `stride` apart. Past the NVLink domain NCCL spreads its
+    channels over the NICs of every member inside a domain, so the network share grows with them (up to
+    NVLink speed); a point-to-point ring (CP, PP) crosses on one NIC and uses `_link`."""
+    domain = hw.nvlink_group(gpus_per_node)
+    if size * stride <= domain:
+        return hw.nvlink_bw
+    members = max(1, min(size, domain // stride))
+    return min(hw.nvlink_bw, members * hw.network_bw)
+
+
 def estimate_throughput(
     arch: ModelArch,
     layout: Plan,
@@ -221,14 +232,14 @@ def estimate_throughput(
         comm.ep = exposed_share * per_layer * (d.moe_layers / p) * m
     params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
     grad_b = 4 if grad_reduce_in_fp32 else 2
-    dp_span = t * p * c
     if dp > 1:
-        dp_bw = _link(dp_span * dp, hw, gpus_per_node)
+        # Megatron orders ranks TP, CP, EP, DP, PP: the DP·CP group is TP apart, the expert-DP group EP·ETP.
+        dp_bw = _collective_bw(dp * c, t, hw, gpus_per_node)
         dp_time = _ring(params_gpu * (grad_b + 2), dp * c, dp_bw)
         if fsdp:
             dp_time += 2 * m * _ring(params_gpu * 2, dp * c, dp_bw)
         edp = max(1, gpus // (e * et * p))
-        dp_time += _ring(experts_gpu * (grad_b + 2), edp, _link(gpus, hw, gpus_per_node))
+        dp_time += _ring(experts_gpu * (grad_b + 2), edp, _collective_bw(edp, e * et, hw, gpus_per_node))
         # Overlap hides at most the compute it runs under: FSDP gathers layer by layer through the whole
         # step; the plain DP reduce-scatter and all-gather only run under one micro-batch's backward/forward.
         window = compute if fsdp else compute / m
