@@ -369,33 +369,33 @@ def peft_alternative(rec: Recommendation, catalog: Catalog, arch_of: ArchLookup)
     return lora
 
 
-def _validated_on_one_gpu(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> bool:
-    """The recipe the question selects is named for one GPU (e.g. gemma3_1b_sft_1gpu_h100_bf16_config)."""
-    selection = select_recipe(catalog, slots, arch_of)
-    return selection is not None and selection.record.encoded_gpus == 1
+def _selection(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Selection | None:
+    """The recipe a request starts from: the smoke test, a benchmark recipe, or the library's choice."""
+    if slots.intent == "first_try" and not slots.model_stem:
+        return exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
+    if slots.intent == "benchmark" and slots.model_stem:
+        record = benchmark_recipe(catalog, slots.model_stem, slots.goal, slots.gpu_type, slots.num_gpus)
+        return Selection(record, "exact", slots.model_stem) if record else None
+    return select_recipe(catalog, slots, arch_of)
 
 
 def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommendation:
     """Choose, size, check and build commands for one request (pure: lookups are passed in)."""
+    selection = _selection(slots, catalog, arch_of)
+    named_for_one_gpu = selection is not None and selection.record.encoded_gpus == 1
     if (
         slots.num_gpus == 1
         and slots.goal in (None, "sft")
         and slots.intent == "recommend"
-        and not _validated_on_one_gpu(catalog, slots, arch_of)
+        and not named_for_one_gpu
     ):
-        # One GPU runs only PEFT recipes (the skill's decision tree): answer with the LoRA recipe.
+        # One GPU runs only PEFT recipes (the skill's decision tree), unless the recipe is validated on one
+        # GPU (gemma3_1b_sft_1gpu_h100_bf16_config): answer with the LoRA recipe.
         slots = slots.model_copy(update={"goal": "peft"})
+        selection = _selection(slots, catalog, arch_of)
         rec = Recommendation(slots=slots, version=catalog.version, switched_to_peft=True)
     else:
         rec = Recommendation(slots=slots, version=catalog.version)
-    selection: Selection | None
-    if slots.intent == "first_try" and not slots.model_stem:
-        selection = exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
-    elif slots.intent == "benchmark" and slots.model_stem:
-        record = benchmark_recipe(catalog, slots.model_stem, slots.goal, slots.gpu_type, slots.num_gpus)
-        selection = Selection(record, "exact", slots.model_stem) if record else None
-    else:
-        selection = select_recipe(catalog, slots, arch_of)
     if selection is None:
         rec.unknown_model = bool(
             slots.model_text or slots.model_stem or slots.hf_model_id or slots.recipe_name
