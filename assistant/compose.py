@@ -106,6 +106,8 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
             "调整规则：TP 需整除 num_key_value_heads；除非使用 NVL72 级互连，"
             "TP 不跨节点；TP > 1 时开启 SP；长上下文配置 CP；DP 隐式确定；"
             "OOM 时先减小 micro_batch_size。",
+            "变更分类：并行方式与 micro_batch_size 属于执行变更（训练结果不变）；global_batch_size、"
+            "学习率、序列长度和数据集属于收敛变更（会改变训练）；只用于测速的设置属于仅基准测试。",
         ]
     else:
         smoke = f"`{smoke_name}` " if smoke_name else "a pretrain recipe "
@@ -124,6 +126,9 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
             "Resizing rules: TP must divide num_key_value_heads; keep TP inside a node unless the GPUs "
             "have an NVL72-class NVLink domain; enable SP when TP > 1; add CP for long context; DP is "
             "implicit; on OOM lower micro_batch_size first.",
+            "Change control: parallel sizes and micro_batch_size are execution changes (the training "
+            "stays the same); global_batch_size, learning rate, sequence length and dataset are "
+            "convergence changes (the training changes); settings only for speed runs are benchmark-only.",
         ]
     return items
 
@@ -486,7 +491,13 @@ def compose_recommendation(
         _fit_section(rec, lang),
         _estimate_section(rec, lang),
         findings_lines(rec.findings, lang),
-        [f"**{t('checklist', lang)}**"] + [f"{i}. {item}" for i, item in enumerate(checklist_items, 1)],
+        checklist_lines(checklist_items, lang),
         sources_lines(citations, lang),
     ]
     return "\n\n".join("\n".join(s) for s in sections if s)
+
+
+def checklist_lines(items: list[str], lang: str) -> list[str]:
+    return (
+        [f"**{t('checklist', lang)}**"] + [f"{i}. {item}" for i, item in enumerate(items, 1)] if items else []
+    )

@@ -313,6 +313,7 @@ class Answer(Record):
     answer_markdown: str
     follow_up: list[str] = Field(default_factory=list)
     llm_used: bool = False
+    cases: list[Answer] = Field(default_factory=list)  # one answer per setup when a question lists several
 
 
 # ---------------------------------------------------------------- retrieval

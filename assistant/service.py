@@ -14,6 +14,7 @@ from functools import lru_cache
 from assistant import catalog as catalogs
 from assistant.compose import (
     checklist,
+    checklist_lines,
     citations_from,
     compose_recommendation,
     findings_lines,
@@ -40,7 +41,7 @@ from assistant.rules.fit import estimate_fit
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
-from assistant.understand import asks_about_speed, is_question, understand
+from assistant.understand import asks_about_speed, is_question, split_cases, understand
 from assistant.version_facts import dataset_fact, launcher_facts
 
 log = logging.getLogger(__name__)
@@ -329,6 +330,11 @@ def ask(
     """
     base_version = resolve_version(version or (conversation.slots.version if conversation else None))
     try:
+        cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
+        if cases:
+            return _ask_cases(
+                question, cases, base_version, lang, settings, use_llm, pinned=version is not None
+            )
         return _ask(
             question,
             version=base_version,
@@ -350,6 +356,68 @@ def ask(
         )
 
 
+def _is_setup(text: str, ctx: VersionContext) -> bool:
+    """A piece of a question that names a run on its own: a model with a goal or GPUs, or a first try."""
+    slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
+    named = bool(slots.model_stem) and bool(slots.goal or slots.num_gpus or slots.num_nodes)
+    return named or slots.intent == "first_try"
+
+
+def _ask_cases(
+    question: str,
+    cases: list[str],
+    version: str,
+    lang: str,
+    settings: Settings | None,
+    use_llm: bool | None,
+    *,
+    pinned: bool,
+) -> Answer:
+    """One answer per listed setup, each on its own slots, then the checklist and sources once."""
+    settings = settings or get_settings()
+    text = _clip(question).strip()
+    ctx = version_context(version)
+    whole = hear(text, ctx, None)
+    answer_lang = whole.language if lang == "auto" else lang
+    answers = [
+        _ask(
+            case,
+            version=version,
+            lang=answer_lang,
+            settings=settings,
+            use_llm=use_llm,
+            pinned=pinned,
+            brief=True,
+        )
+        for case in cases
+    ]
+    hits = _retrieve(settings, text, answer_lang, ctx.catalog.version)
+    citations = citations_from(hits)
+    items = checklist(ctx.catalog, answer_lang)
+    head = say(
+        answer_lang,
+        f"Your question lists {len(cases)} setups; each is answered on its own.",
+        f"你的问题列出了 {len(cases)} 种情况，下面逐一回答。",
+    )
+    parts = [head]
+    numbered = enumerate(zip(cases, answers, strict=True), 1)
+    parts += [f"### {i}. {case}\n\n{answer.answer_markdown}" for i, (case, answer) in numbered]
+    parts.append("\n".join(checklist_lines(items, answer_lang)))
+    parts.append("\n".join(sources_lines(citations, answer_lang)))
+    return Answer(
+        language=answer_lang,
+        intent="recommend",
+        slots=whole,
+        version=ctx.catalog.version,
+        checklist=items,
+        citations=citations,
+        answer_markdown="\n\n".join(p for p in parts if p),
+        follow_up=[f for a in answers for f in a.follow_up],
+        llm_used=any(a.llm_used for a in answers),
+        cases=answers,
+    )
+
+
 def _ask(
     question: str,
     *,
@@ -359,7 +427,9 @@ def _ask(
     settings: Settings | None = None,
     use_llm: bool | None = None,
     pinned: bool = False,
+    brief: bool = False,
 ) -> Answer:
+    """`brief`: one setup among several; its checklist and sources come once, with the whole answer."""
     settings = settings or get_settings()
     text = _clip(question).strip()
     ctx = version_context(version)
@@ -457,7 +527,7 @@ def _ask(
             answer.answer_markdown = clarifying_question(missing(slots) or ["model"], answer_lang)
         answer.follow_up = [answer.answer_markdown]
         return answer
-    return _answer_from(answer, rec, ctx, text, answer_lang, settings, use_llm)
+    return _answer_from(answer, rec, ctx, text, answer_lang, settings, use_llm, brief=brief)
 
 
 def _answer_from(
@@ -468,6 +538,8 @@ def _answer_from(
     lang: str,
     settings: Settings,
     use_llm: bool | None,
+    *,
+    brief: bool = False,
 ) -> Answer:
     preface: list[str] = []
     if rec.switched_to_peft:
@@ -496,9 +568,10 @@ def _answer_from(
                 f"你没有说明 GPU 数量，以下按配方的 {rec.cluster.num_gpus} 张计算。",
             )
         )
-    query = " ".join([text, *(f.id for f in rec.findings[:3])])
-    answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
-    answer.checklist = checklist(ctx.catalog, lang)
+    if not brief:
+        query = " ".join([text, *(f.id for f in rec.findings[:3])])
+        answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
+        answer.checklist = checklist(ctx.catalog, lang)
     answer.recipe = rec.recipe
     answer.dataset = rec.dataset
     answer.plan = rec.plan.to_json() if rec.plan else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from assistant.model_names import StemIndex, find_hf_id, match_model, split_recipe_name
 from assistant.records import Intent, Slots
@@ -510,6 +510,21 @@ _SLOW = rx(
     r"|\b(?:poor|low|bad)\s+(?:throughput|performance|mfu|utili[sz]ation)\b|\bslow(?:er)?\b"
     r"|吞吐.{0,6}(?:低|差|不高|下降)|速度.{0,4}(?:慢|低)|太慢|很慢|变慢|MFU.{0,6}(?:低|不高)"
 )
+
+
+_CASE_SEPARATORS = re.compile(r"\s*(?:[;；、\n]|,\s*(?:and\s+)?|\band\s+|以及|和)\s*")
+
+
+def split_cases(text: str, is_case: Callable[[str], bool]) -> list[str]:
+    """The separate setups of a question that lists several ("cases: A on 16 GPUs, B on 8 GPUs, and C"),
+    each as its own text; [] when there are fewer than two. The list is the part after a colon when there
+    is one, up to the end of that sentence; `is_case` says whether a piece names a setup on its own."""
+    head, colon, rest = text.partition(":") if ":" in text else text.partition("：")
+    body = rest if colon else head
+    body = re.split(r"(?<=[.。!?！？])\s+(?=[A-Z\u4e00-\u9fff])", body.strip(), maxsplit=1)[0]
+    pieces = [p.strip(" .。") for p in _CASE_SEPARATORS.split(body) if p and p.strip(" .。")]
+    cases = [p for p in pieces if is_case(p)]
+    return cases if len(cases) >= 2 else []
 
 
 def asks_about_speed(text: str) -> bool:

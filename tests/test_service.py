@@ -84,7 +84,8 @@ def test_upstream_skill_evaluation_case(settings, version, case, lang):
     plan = answer.plan
     assert plan["tp"] * plan["pp"] * plan["cp"] * plan["dp"] == plan["num_gpus"]
     assert plan["gbs"] == plan["mbs"] * plan["dp"] * plan["ga"]
-    assert len(answer.checklist) == 5
+    assert len(answer.checklist) == 6
+    assert ("收敛变更" if lang == "zh" else "convergence changes") in answer.checklist[-1]  # change control
     assert recipe in answer.answer_markdown
     assert not invented_names(answer.answer_markdown, version)
     if lang == "zh":
@@ -457,3 +458,25 @@ def test_speed_estimates_say_how_far_to_trust_them(settings):
     assert f"median error of about {error:.0%}" in answer.answer_markdown
     zh = ask("在 64 张 GB200 上预训练 Llama 3 70B", settings=settings)
     assert f"中位误差约 {error:.0%}" in zh.answer_markdown
+
+
+def test_a_question_listing_several_setups_gets_one_answer_each(settings):
+    answer = ask(
+        "Recommend recipes for these exact Megatron Bridge cases: Qwen3 30B-A3B SFT on 16 GPUs, "
+        "Qwen3 235B-A22B PEFT on 16 GPUs, Llama3 8B 128K pretrain, and first-time Bridge tryout. "
+        "Include the entry point and datasets.",
+        settings=settings,
+    )
+    names = [case.recipe.name if case.recipe else None for case in answer.cases]
+    assert names == [
+        "qwen3_30b_a3b_sft_config",
+        "qwen3_235b_a22b_peft_config",
+        "llama3_8b_128k_pretrain_config",
+        "llama3_8b_pretrain_config",
+    ]
+    text = answer.answer_markdown
+    assert all(name in text for name in names)
+    assert text.count("Before you launch") == 1  # the shared checklist once, not per case
+    assert all("Before you launch" not in case.answer_markdown for case in answer.cases)
+    single = ask("Qwen3 30B-A3B SFT on 16 GPUs", settings=settings)
+    assert not single.cases and "Before you launch" in single.answer_markdown

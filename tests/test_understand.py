@@ -16,7 +16,7 @@ from assistant.model_names import (
     stems_from_recipe_names,
 )
 from assistant.records import Catalog, Slots
-from assistant.understand import asks_about_speed, cn_to_int, detect_language, understand
+from assistant.understand import asks_about_speed, cn_to_int, detect_language, split_cases, understand
 
 
 def _words(text: str) -> list[str]:
@@ -692,3 +692,24 @@ def test_a_stated_layout_that_is_only_slow_is_checked(text: str, intent: str) ->
 )
 def test_a_plain_request_is_not_a_speed_complaint(text: str) -> None:
     assert not asks_about_speed(text)
+
+
+def test_a_listed_question_splits_into_setups_and_a_plain_one_does_not() -> None:
+    def is_case(piece: str) -> bool:
+        slots = understand(piece, known_stems=STEMS)
+        return bool(slots.model_stem and (slots.goal or slots.num_gpus)) or slots.intent == "first_try"
+
+    listed = (
+        "Cases: Qwen3 30B-A3B SFT on 16 GPUs, Llama3 8B 128K pretrain, and first-time Bridge tryout. Thanks."
+    )
+    assert split_cases(listed, is_case) == [
+        "Qwen3 30B-A3B SFT on 16 GPUs",
+        "Llama3 8B 128K pretrain",
+        "first-time Bridge tryout",
+    ]
+    assert split_cases("帮我推荐：Qwen3 30B-A3B 在 16 卡上 SFT；Llama3 8B 在 8 卡上预训练", is_case) == [
+        "Qwen3 30B-A3B 在 16 卡上 SFT",
+        "Llama3 8B 在 8 卡上预训练",
+    ]
+    assert split_cases("Compare Llama3 8B and Qwen3 8B SFT on 8 GPUs", is_case) == []
+    assert split_cases("Pretrain Llama 3 70B on 64 H100, with CP=2 and MBS 1", is_case) == []
