@@ -355,6 +355,24 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
     return lines
 
 
+def _fitting_line(rec: Recommendation, lang: str) -> str:
+    """The plan does not fit, but another layout on the same GPUs does: the fastest of those."""
+    best = rec.nearest.best_here
+    layout = _layout(best.plan) + (f", recompute {best.recompute}" if best.recompute else "")
+    peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
+    if best.memory.tight:
+        peak += say(lang, " (tight: inside the estimator's error)", "（余量在估计误差之内）")
+    keys = changed_overrides(best.overrides, rec.plan)
+    gpus = f"{rec.cluster.num_gpus} × {rec.cluster.gpu_type.upper()}"
+    if lang == "zh":
+        head = f"**在 {gpus} 上能放下的布局（估计）：** {layout}"
+        return f"{head}——每张 GPU 约 {peak}，约 {speed} tokens/s。{keys}"
+    return (
+        f"**A layout that fits your {gpus} (estimated):** {layout} — about {peak} per GPU, "
+        f"{speed} tokens/s per GPU. {keys}"
+    )
+
+
 def _faster_line(rec: Recommendation, lang: str) -> str:
     f = rec.faster
     layout = _layout(f.plan) + (f", recompute {f.recompute}" if f.recompute else "")
@@ -430,6 +448,8 @@ def _estimate_section(rec: Recommendation, lang: str) -> list[str]:
         lines.append(_speed_line(rec, lang))
     if rec.nearest is not None and not rec.nearest.fits and rec.cluster is not None:
         lines.extend(_nearest_lines(rec, lang))
+    if rec.nearest is not None and rec.nearest.best_here is not None and rec.plan is not None:
+        lines.append(_fitting_line(rec, lang))
     if rec.faster is not None and rec.speed is not None:
         lines.append(_faster_line(rec, lang))
     if rec.peft_alternative is not None:

@@ -480,3 +480,13 @@ def test_a_question_listing_several_setups_gets_one_answer_each(settings):
     assert all("Before you launch" not in case.answer_markdown for case in answer.cases)
     single = ask("Qwen3 30B-A3B SFT on 16 GPUs", settings=settings)
     assert not single.cases and "Before you launch" in single.answer_markdown
+
+
+def test_a_plan_that_does_not_fit_gets_a_layout_that_fits_the_same_gpus(settings):
+    """The 0.6.0 Llama 3.1 405B recipe (seq 128K, no recompute) does not fit H100s by the estimate; on 1024
+    of them some layout does, and the answer gives it with its overrides."""
+    answer = ask("Pretrain Llama 3.1 405B on 1024 H100", settings=settings)
+    assert answer.fit["status"] == "does-not-fit"
+    best = answer.estimate["nearest_fit"]["best_here"]
+    assert best["memory"]["fits"] and best["plan"]["num_gpus"] == 1024
+    assert "A layout that fits your 1024 × H100" in answer.answer_markdown

@@ -342,6 +342,7 @@ class NearestFit(Record):
     """What to do when nothing fits: how far off the leanest layout is, and the fewest GPUs that fit."""
 
     fits: bool
+    best_here: RankedLayout | None = None  # when some layout fits these GPUs: the fastest that does
     leanest: RankedLayout | None = None  # smallest peak memory on the given GPUs (full recompute)
     min_gpus: int | None = None
     min_gpus_layout: RankedLayout | None = None
@@ -448,8 +449,9 @@ def nearest_fit(
                 throughput=speed,
                 overrides=layout_overrides(plan, arch, "full"),
             )
-    if fits_here and search_layouts(arch, cluster, top_k=1, **common):
-        return NearestFit(fits=True)
+    found_here = search_layouts(arch, cluster, top_k=1, **common) if fits_here else []
+    if found_here:
+        return NearestFit(fits=True, best_here=found_here[0])
     gpus = max(cluster.num_gpus * 2, cluster.gpus_per_node)
     while gpus <= max_gpus:
         bigger = cluster.model_copy(update={"num_gpus": gpus})
