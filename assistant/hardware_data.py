@@ -25,8 +25,9 @@ def hardware_table() -> dict[str, GpuSpec]:
     return load_hardware(_read(get_settings().knowledge_base / "hardware.json"))
 
 
+@lru_cache(maxsize=64)
 def gpu_spec(gpu_type: str) -> GpuSpec:
-    """The GpuSpec for a type or alias such as "h100", "DGX-GB200" or "a100-40g"."""
+    """The GpuSpec for a type or alias such as "h100", "DGX-GB200" or "a100-40g" (the rules ask per check)."""
     return resolve_gpu(hardware_table(), gpu_type)
 
 

@@ -367,10 +367,22 @@ def resize(
         _candidates(arch, cluster, base, seq, cp_goal, version, peft, record.encoded_gpus or record.min_gpus),
         key=lambda layout: layout.rank,
     )
+    validated = record.encoded_gpus or record.min_gpus
+    first_valid: ResizeResult | None = None
     for layout in candidates[:MAX_VALIDATIONS]:
         result = _finish(record, arch, cluster, base, layout, seq, version, mode)
-        if result is not None:
+        if result is None:
+            continue
+        # The heuristic ranking is coarse: the first valid layout the memory estimator does not reject wins;
+        # if it rejects them all, the first valid one is kept with its fit-oom warning. The recipe's own
+        # layout on the GPUs upstream validated it on is kept whatever the estimate says.
+        own = (layout.tp, layout.pp, layout.cp, layout.ep) == (base.tp, base.pp, base.cp, base.ep)
+        upstream_ran_it = own and seq == base.seq_length and validated and cluster.num_gpus >= validated
+        if upstream_ran_it or result.fit is None or result.fit.status != "does-not-fit":
             return result
+        first_valid = first_valid or result
+    if first_valid is not None:
+        return first_valid
     need, nearest = (
         (None, None) if candidates else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft)
     )
