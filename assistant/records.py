@@ -329,6 +329,7 @@ class Hit(Record):
     score: float
     version: str = "all"
     section: str = ""  # the innermost heading, whole
+    part: str = "section"  # "intro" for text that only leads into subsections
 
 
 class SearchResult(Record):

@@ -148,6 +148,7 @@ class HybridRetriever:
                     lang=meta["lang"],
                     version=meta.get("version", "all"),
                     section=meta.get("section", ""),
+                    part=meta.get("part", "section"),
                     text=self._docs[i],
                     score=round(score, 6),
                 )

@@ -174,7 +174,8 @@ def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -
             "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
         )
     parts, seen = [say(lang, intro_en, intro_zh)], set()
-    for n, hit in enumerate(hits, 1):
+    # Intros ("the rules below ...") are quoted only when no section with content is among the hits.
+    for n, hit in sorted(enumerate(hits, 1), key=lambda item: item[1].part == "intro"):
         if hit.source in seen:
             continue
         seen.add(hit.source)

@@ -40,7 +40,7 @@ class Chunk:
     lang: str
     version: str = "all"
     topic: str = ""
-    part: str = "section"  # section | table | row | recipe
+    part: str = "section"  # section | intro (text before a section's subsections) | table | row | recipe
     section: str = ""  # the innermost heading, whole (a title may itself contain " > ")
 
     @property
@@ -212,6 +212,9 @@ def _table_rows(table: list[str]) -> tuple[list[str], list[str]]:
     return table[:1], table[1:]
 
 
+INTRO_MAX_CHARS = 500  # longer text before subsections says something of its own
+
+
 def chunk_text(
     text: str,
     *,
@@ -228,8 +231,14 @@ def chunk_text(
     doc_type = meta.get("doc_type", doc_type)
     sections = _markdown_sections(body) if markdown else _text_sections(body)
     chunks: list[Chunk] = []
-    for section in sections:
+    for index, section in enumerate(sections):
         heading = " > ".join(section.path)
+        following = sections[index + 1].path if index + 1 < len(sections) else []
+        leads_in = len(following) > len(section.path) and following[: len(section.path)] == section.path
+        # A short paragraph that only leads into the subsections below it ("the rules below ...") is an
+        # intro: retrieval still finds it, but an answer quotes the subsections first.
+        short = len("\n".join(section.lines).strip()) <= INTRO_MAX_CHARS
+        prose_part = "intro" if leads_in and short else "section"
         prefix = f"{heading}\n\n" if heading else ""
         anchor = f"#{section.anchor}" if section.anchor else ""
         chunk_lang = lang or ("zh" if is_chinese(heading + "".join(section.lines)) else "en")
@@ -264,17 +273,17 @@ def chunk_text(
             block = "\n".join(lines)
             if kind == "table":
                 header, rows = _table_rows(lines)
-                emit("\n".join(pending), "section")
+                emit("\n".join(pending), prose_part)
                 pending = []
                 emit(block, "table")
                 for row in rows:
                     emit("\n".join([*header, row]), "row")
                 continue
             if pending and len("\n".join(pending)) + len(block) > MAX_CHUNK_CHARS:
-                emit("\n".join(pending), "section")
+                emit("\n".join(pending), prose_part)
                 pending = []
             pending.extend([*lines, ""] if kind == "code" else lines)
-        emit("\n".join(pending), "section")
+        emit("\n".join(pending), prose_part)
     return chunks
 
 

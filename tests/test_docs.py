@@ -113,3 +113,30 @@ def test_bad_files_get_clear_errors(tmp_path):
         chunk_file(latin1, source="x", doc_type="user")
     with pytest.raises(UserError, match="unsupported"):
         chunk_file(tmp_path / "x.pdf", source="x", doc_type="user")
+
+
+def test_short_text_that_leads_into_subsections_is_an_intro() -> None:
+    page = (
+        "# Rules\n\nThe rules below apply in order.\n\n"
+        "## TP {#tp}\n\nTP must divide the KV heads.\n\n"
+        "## Long lead {#long}\n\n" + "This paragraph explains a lot on its own. " * 20 + "\n\n"
+        "### Detail {#detail}\n\nMore.\n"
+    )
+    parts = {c.source: c.part for c in chunk_text(page, source="g.md", doc_type="guide", lang="en")}
+    assert parts["g.md#rules"] == "intro"  # a one-line lead into its subsections
+    assert parts["g.md#tp"] == "section"  # a leaf
+    assert parts["g.md#long"] == "section"  # text before subsections, but with something to say
+
+
+def test_answers_quote_sections_before_intros_and_keep_citation_numbers() -> None:
+    from assistant.records import Hit
+    from assistant.service import _passages_answer
+
+    def hit(n: int, part: str) -> Hit:
+        return Hit(chunk_id=str(n), source=f"g.md#s{n}", heading=f"G > S{n}", doc_type="guide", lang="en",
+                   text=f"G > S{n}\n\nbody {n}", score=1.0 / n, section=f"S{n}", part=part)  # fmt: skip
+
+    text = _passages_answer([hit(1, "intro"), hit(2, "section"), hit(3, "section")], "en", "From:", "来自：")
+    assert "**S2** [2]" in text and "**S3** [3]" in text and "S1" not in text
+    only_intro = _passages_answer([hit(1, "intro")], "en", "From:", "来自：")
+    assert "**S1** [1]" in only_intro
