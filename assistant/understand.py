@@ -474,6 +474,8 @@ _RECOMMEND_ASK = rx(
     r"|how (?:do|should|can) i (?:run|train|launch|start)"
     r"|哪个配方|什么配方|推荐|怎么跑|如何跑|怎么训练|用哪个"
 )
+# "What is the recipe name for Wan 1.3B pretraining?" asks for a recipe when it names a model.
+_NAME_ASK = rx(r"recipe (?:name|function)|配方名|配方函数")
 _ENABLE_CUDA_GRAPHS = rx(
     r"(?:enable|turn on|switch on|use|add|with)\s+(?:te\s+|transformer[- ]engine\s+)?cuda[ _-]?graphs?"
     r"|(?:开启|启用|打开|使用|加上|开)\s*(?:te\s*)?cuda[ _-]?graphs?"
@@ -576,7 +578,8 @@ def classify_intent(
         if not has_setup and asks_question and not _RECOMMEND_ASK.search(prose):
             return "explain"
         return "validate"
-    if _EXPLAIN.search(prose) and not _RECOMMEND_ASK.search(prose):
+    asks_for_recipe = _RECOMMEND_ASK.search(prose) or (has_setup and _NAME_ASK.search(prose))
+    if _EXPLAIN.search(prose) and not asks_for_recipe:
         return "explain"
     if not has_training_content:
         return "out_of_scope"

@@ -713,3 +713,16 @@ def test_a_listed_question_splits_into_setups_and_a_plain_one_does_not() -> None
     ]
     assert split_cases("Compare Llama3 8B and Qwen3 8B SFT on 8 GPUs", is_case) == []
     assert split_cases("Pretrain Llama 3 70B on 64 H100, with CP=2 and MBS 1", is_case) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("0.5.1 里 Wan 1.3B 预训练的配方名是什么？", "recommend"),
+        ("What is the recipe name for Wan 1.3B pretraining in 0.5.1?", "recommend"),
+        ("What is the recipe name format in 0.6.0?", "explain"),
+        ("0.6.0 的配方名是什么格式？", "explain"),
+    ],
+)
+def test_asking_for_a_models_recipe_name_is_a_recommendation(text: str, intent: str) -> None:
+    assert understand(text, known_stems=STEMS).intent == intent
