@@ -45,7 +45,20 @@ def _load(version: str) -> Catalog:
             f"recipe catalog {path} cannot be read ({error}); regenerate it with "
             "`python -m ingest.catalog_build`"
         ) from error
-    return Catalog.model_validate(payload)
+    return _with_forward_steps(Catalog.model_validate(payload))
+
+
+def _with_forward_steps(catalog: Catalog) -> Catalog:
+    """Give a launcher that defaults --step_func to the text step (0.3.x-0.5.x) the recipe->step table, kept
+    to the steps its --step_func accepts; 0.6.0+ launchers infer the step themselves."""
+    flag = next((f for f in catalog.launcher.flags if "--step_func" in f.names), None)
+    path = CATALOG_DIR.parent / "forward_steps.json"
+    if flag is None or flag.default is None or not flag.choices or not path.exists():
+        return catalog
+    table = json.loads(path.read_text(encoding="utf-8"))["prefixes"]
+    steps = [(prefix, step) for prefix, step in table if step in flag.choices]
+    launcher = catalog.launcher.model_copy(update={"forward_steps": steps})
+    return catalog.model_copy(update={"launcher": launcher})
 
 
 def load_catalog(version: str | None = None) -> Catalog:

@@ -122,6 +122,9 @@ class LauncherSpec(Record):
     benchmark: BenchmarkLauncher | None = None
     # v0.6.0+: scripts/training/setup_experiment.py, the Slurm/NeMo-Run wrapper behind train.sh.
     slurm: BenchmarkLauncher | None = None
+    # (recipe-name prefix, forward step) for a launcher whose --step_func defaults to the text step instead
+    # of inferring it (0.3.x-0.5.x); knowledge_base/forward_steps.json, Bridge's own table from v0.6.0.
+    forward_steps: list[tuple[str, str]] = Field(default_factory=list)
 
 
 class CatalogSource(Record):

@@ -239,3 +239,39 @@ def test_benchmark_command_parses_with_the_performance_launcher(source, version,
         assert parsed.num_gpus == 16 and parsed.gpu == "h100"
     library = commands(version, make_record(version=version), None, cluster, None, spec, {})
     assert library.benchmark is None
+
+
+@pytest.mark.parametrize(
+    ("version", "recipe", "step"),
+    [
+        ("0.5.1", "qwen3_vl_8b_sft_config", "qwen3_vl_step"),  # 0.5.1 would run it with gpt_step
+        ("0.5.1", "wan_1_3b_pretrain_config", "wan_step"),
+        ("0.5.1", "llama3_8b_pretrain_config", None),  # text recipes keep the default
+        ("0.6.0", "qwen3_vl_8b_sft_config", None),  # 0.6.0 infers the step from the recipe name
+    ],
+)
+def test_non_text_recipes_name_their_forward_step_where_the_launcher_does_not_infer_it(version, recipe, step):
+    from assistant.catalog import load_catalog
+
+    catalog = load_catalog(version)
+    record = next(r for r in catalog.recipes if r.name == recipe)
+    cmd = commands(version, record, None, Cluster(num_gpus=8, gpu_type="h100"), None, catalog.launcher)
+    args = shlex.split(cmd.torchrun)
+    if step is None:
+        assert "--step_func" not in args
+    else:
+        assert args[args.index("--step_func") + 1] == step
+        flag = next(f for f in catalog.launcher.flags if "--step_func" in f.names)
+        assert step in flag.choices
+
+
+def test_forward_step_table_is_read_from_source_without_running_it():
+    from ingest.forward_steps import extract_forward_steps
+
+    source = (
+        "import torch\n"
+        'RECIPE_FORWARD_STEP_PREFIXES = (("qwen3_vl_", "qwen3_vl_step"), ("wan_", "wan_step"))\n'
+    )
+    assert extract_forward_steps(source) == [("qwen3_vl_", "qwen3_vl_step"), ("wan_", "wan_step")]
+    with pytest.raises(ValueError):
+        extract_forward_steps("X = 1\n")

@@ -107,6 +107,14 @@ def _mode_args(launcher: LauncherSpec, record: RecipeRecord, mode: str | None, p
     return []
 
 
+def _step_args(launcher: LauncherSpec, record: RecipeRecord) -> list[str]:
+    """A VLM, diffusion, audio or omni recipe names its forward step where the launcher would default to the
+    text step (0.3.x-0.5.x run_recipe.py); 0.6.0+ infers it from the recipe name."""
+    name = record.name.lower()
+    step = next((step for prefix, step in launcher.forward_steps if name.startswith(prefix)), None)
+    return ["--step_func", step] if step else []
+
+
 def _normalise_overrides(overrides: Iterable[Override] | dict[str, Any] | None) -> list[tuple[str, Any]]:
     if overrides is None:
         return []
@@ -127,6 +135,7 @@ def run_recipe_args(
         raise UserError("this version's run_recipe.py has no --recipe option; cannot build a command")
     args = ["--recipe", shlex.quote(record.name)]
     args += _mode_args(launcher, record, mode or record.mode, record.peft)
+    args += _step_args(launcher, record)
     if dataset is not None:
         flag = find_flag(launcher.flags, "--dataset")
         if flag is None:
