@@ -6,7 +6,7 @@ module) or from the catalog's launcher table. Identifiers stay verbatim in both 
 
 from __future__ import annotations
 
-from assistant.recommend import SMOKE_TEST_STEM, Recommendation, exact_recipe
+from assistant.recommend import CLEARLY_FASTER, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
 from assistant.rules.findings import render_value
@@ -355,10 +355,14 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
     return lines
 
 
+def _layout_and_recompute(layout) -> str:
+    return _layout(layout.plan) + (f", recompute {layout.recompute}" if layout.recompute else "")
+
+
 def _fitting_line(rec: Recommendation, lang: str) -> str:
     """The plan does not fit, but another layout on the same GPUs does: the fastest of those."""
     best = rec.nearest.best_here
-    layout = _layout(best.plan) + (f", recompute {best.recompute}" if best.recompute else "")
+    layout = _layout_and_recompute(best)
     peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
     if best.memory.tight:
         peak += say(lang, " (tight: inside the estimator's error)", "（余量在估计误差之内）")
@@ -375,7 +379,7 @@ def _fitting_line(rec: Recommendation, lang: str) -> str:
 
 def _faster_line(rec: Recommendation, lang: str) -> str:
     f = rec.faster
-    layout = _layout(f.plan) + (f", recompute {f.recompute}" if f.recompute else "")
+    layout = _layout_and_recompute(f)
     ours, theirs = f"{rec.speed.tokens_per_sec_per_gpu:,.0f}", f"{f.throughput.tokens_per_sec_per_gpu:,.0f}"
     keys = changed_overrides(f.overrides, rec.plan)
     if lang == "zh":
@@ -431,11 +435,11 @@ def speed_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
         lines.append(
             say(
                 lang,
-                "No layout the search finds for these GPUs is more than 10% faster by the estimate; look at "
-                "data loading, logging and checkpoint intervals, and the performance settings (CUDA graphs, "
-                "communication overlap) before changing the parallelism.",
-                "在这些 GPU 上，搜索找不到按估计快 10% 以上的布局；改并行前先检查数据加载、日志与 checkpoint "
-                "间隔，以及性能设置（CUDA graph、通信重叠）。",
+                f"No layout the search finds for these GPUs is more than {CLEARLY_FASTER:.0%} faster by the "
+                "estimate; look at data loading, logging and checkpoint intervals, and the performance "
+                "settings (CUDA graphs, communication overlap) before changing the parallelism.",
+                f"在这些 GPU 上，搜索找不到按估计快 {CLEARLY_FASTER:.0%} 以上的布局；改并行前先检查数据加载、"
+                "日志与 checkpoint 间隔，以及性能设置（CUDA graph、通信重叠）。",
             )
         )
     return lines

@@ -41,6 +41,7 @@ Match = Literal["exact", "seq-variant", "closest-size", "similar-architecture", 
 ArchLookup = Callable[[str | None], ModelArch | None]
 
 SMOKE_TEST_STEM = "llama3_8b"
+CLEARLY_FASTER = 0.10  # a searched layout is offered when it beats the plan's estimate by more than this
 NVL72_TYPES = ("gb200", "gb300")
 
 
@@ -293,7 +294,8 @@ def estimate_run(
         "precision": record.precision or "bf16",
     }
     features = features_from_fields(record.fields)
-    rec.speed_error = hardware_data.calibration().median_error
+    calibration = hardware_data.calibration()
+    rec.speed_error = calibration.median_error
     if rec.plan is not None:
         rec.speed = estimate_throughput(
             rec.arch,
@@ -301,7 +303,7 @@ def estimate_run(
             hw,
             recompute=record.recompute if recompute == "recipe" else recompute,
             gpus_per_node=cluster.gpus_per_node,
-            calibration=hardware_data.calibration(),
+            calibration=calibration,
             features=features,
             **common,
         )
@@ -321,8 +323,11 @@ def estimate_run(
 
 
 def _clearly_faster(layout: RankedLayout, speed: ThroughputEstimate | None) -> bool:
-    """More than 10% faster than the plan: beyond the estimator's typical error on one layout."""
-    return speed is not None and layout.throughput.tokens_per_sec_per_gpu > 1.1 * speed.tokens_per_sec_per_gpu
+    """Faster than the plan by more than CLEARLY_FASTER, beyond the estimator's typical error on a layout."""
+    gain = 1 + CLEARLY_FASTER
+    return (
+        speed is not None and layout.throughput.tokens_per_sec_per_gpu > gain * speed.tokens_per_sec_per_gpu
+    )
 
 
 def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str | None) -> list[Finding]:

@@ -525,6 +525,8 @@ def split_cases(text: str, is_case: Callable[[str], bool]) -> list[str]:
     body = rest if colon else head
     body = re.split(r"(?<=[.。!?！？])\s+(?=[A-Z\u4e00-\u9fff])", body.strip(), maxsplit=1)[0]
     pieces = [p.strip(" .。") for p in _CASE_SEPARATORS.split(body) if p and p.strip(" .。")]
+    if len(pieces) < 2:
+        return []  # not a list: spare every plain question the per-piece understanding
     cases = [p for p in pieces if is_case(p)]
     return cases if len(cases) >= 2 else []
 

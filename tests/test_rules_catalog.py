@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.hardware_data import hardware_table
 from assistant.records import Cluster
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import build_config
 from assistant.rules.resize import resize
-from assistant.rules.topology import gpu_types
 from assistant.rules.validate import has_errors, validate
 from tests.test_rules_fixtures import CATALOG_DIR, VERSIONS
 
@@ -28,7 +28,7 @@ def test_every_recipe_checks_plans_and_launches(version):
     plans = 0
     for record in catalog.recipes:
         arch = load_model_arch(record.hf_model_id) if record.hf_model_id else None
-        gpu = record.gpu_type if record.gpu_type in gpu_types() else "h100"
+        gpu = record.gpu_type if record.gpu_type in hardware_table() else "h100"
         cluster = Cluster(
             num_gpus=record.encoded_gpus or record.min_gpus or 8,
             gpu_type=gpu,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assistant.hardware_data import hardware_table
 from assistant.records import Cluster, ModelArch
 from assistant.rules.resize import resize
-from assistant.rules.topology import gpu_types
 from assistant.rules.validate import has_errors, validate
 from tests.test_rules_fixtures import make_record
 
@@ -68,7 +68,7 @@ def recipes(draw, arch: ModelArch):
 def test_every_plan_is_valid_and_consistent(data):
     arch = data.draw(architectures())
     record = data.draw(recipes(arch))
-    gpu_type = data.draw(st.sampled_from(gpu_types()))
+    gpu_type = data.draw(st.sampled_from(sorted(hardware_table())))
     per_node = 4 if gpu_type in ("gb200", "gb300") else 8
     gpus = data.draw(
         st.one_of(st.integers(min_value=1, max_value=2048), st.sampled_from([1, 8, 64, 256, 2048]))

@@ -426,8 +426,10 @@ def nearest_fit(
     leanest: RankedLayout | None = None
     fits_here = False
     for plan in candidates(cluster):
-        fits_here = fits_here or any(leanest_fits(plan, fsdp) for fsdp in fsdp_options(arch, plan))
-        memory = full_recompute_memory(plan, False)
+        memory = full_recompute_memory(plan, False)  # the leanest plain layout (offloading needs FSDP)
+        fits_here = (
+            fits_here or memory.fits or any(leanest_fits(plan, True) for _ in fsdp_options(arch, plan)[1:])
+        )
         if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
             speed = estimate_throughput(
                 arch,
@@ -477,9 +479,10 @@ def offload_allowed(plan: Plan, fsdp: bool, features: RunFeatures | None) -> boo
 
 def fewest_offload_layers(
     arch: ModelArch, plan: Plan, hw: GpuSpec, ov: MemoryOverheads, **options: Any
-) -> int | None:
+) -> tuple[int, MemoryEstimate] | None:
     """The fewest layers to offload (no recompute) for the layout to fit in GPU memory, if the host memory
-    holds them (the fewest is also the least host memory); None when no count fits both."""
+    holds them (the fewest is also the least host memory), with that memory estimate; None when no count
+    fits both."""
 
     def memory(layers: int) -> MemoryEstimate:
         return estimate_memory(arch, plan, hw, offload_layers=layers, overheads=ov, **options)
@@ -494,7 +497,8 @@ def fewest_offload_layers(
     while low < high:
         middle = (low + high) // 2
         low, high = (low, middle) if gpu_fits(middle) else (middle + 1, high)
-    return low if memory(low).fits else None
+    estimate = memory(low)
+    return (low, estimate) if estimate.fits else None
 
 
 def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
@@ -514,12 +518,9 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
                 break  # later options only recompute more: same layout, slower
         needs_relief = not tried or tried[0][0] is not None
         if needs_relief and offload_allowed(plan, fsdp, speed_options["features"]):
-            layers = fewest_offload_layers(arch, plan, hw, ov, fsdp=fsdp, **options)
-            if layers is not None:
-                memory = estimate_memory(
-                    arch, plan, hw, offload_layers=layers, overheads=ov, fsdp=fsdp, **options
-                )
-                tried.append((None, None, layers, memory))
+            offloaded = fewest_offload_layers(arch, plan, hw, ov, fsdp=fsdp, **options)
+            if offloaded is not None:
+                tried.append((None, None, *offloaded))
         for recompute, modules, offload, memory in tried:
             speed = estimate_throughput(
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, fsdp=fsdp,

@@ -363,11 +363,11 @@ def resize(
         )
     seq = seq_len or base.seq_length or DEFAULT_SEQ
     cp_goal = target_cp(base.seq_length, base.cp, seq)
+    validated = record.encoded_gpus or record.min_gpus
     candidates = sorted(
-        _candidates(arch, cluster, base, seq, cp_goal, version, peft, record.encoded_gpus or record.min_gpus),
+        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated),
         key=lambda layout: layout.rank,
     )
-    validated = record.encoded_gpus or record.min_gpus
     first_valid: ResizeResult | None = None
     for layout in candidates[:MAX_VALIDATIONS]:
         result = _finish(record, arch, cluster, base, layout, seq, version, mode)

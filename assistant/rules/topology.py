@@ -18,12 +18,6 @@ def gpu_spec(gpu_type: str) -> GpuSpec:
     return hardware_data.gpu_spec(gpu_type)
 
 
-def gpu_types() -> list[str]:
-    from assistant import hardware_data
-
-    return sorted(hardware_data.hardware_table())
-
-
 def nvlink_domain(gpu_type: str, gpus_per_node: int) -> int:
     """How many GPUs share one NVLink domain: the node, or 72 on NVL72-class systems."""
     return gpu_spec(gpu_type).nvlink_group(gpus_per_node)
