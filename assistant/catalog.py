@@ -48,15 +48,28 @@ def _load(version: str) -> Catalog:
     return _with_forward_steps(Catalog.model_validate(payload))
 
 
+@lru_cache(maxsize=1)
+def _forward_step_table() -> tuple[tuple[str, str], ...]:
+    path = CATALOG_DIR.parent / "forward_steps.json"
+    if not path.exists():
+        return ()
+    return tuple((prefix, step) for prefix, step in json.loads(path.read_text(encoding="utf-8"))["prefixes"])
+
+
+def forward_step_of(recipe_name: str) -> str | None:
+    """The non-text forward step Bridge registers for a recipe (VLM, diffusion, audio, omni), or None for a
+    text model (forward_steps.json, extracted from Bridge's own recipe->step table)."""
+    name = recipe_name.lower()
+    return next((step for prefix, step in _forward_step_table() if name.startswith(prefix)), None)
+
+
 def _with_forward_steps(catalog: Catalog) -> Catalog:
     """Give a launcher that defaults --step_func to the text step (0.3.x-0.5.x) the recipe->step table, kept
     to the steps its --step_func accepts; 0.6.0+ launchers infer the step themselves."""
     flag = next((f for f in catalog.launcher.flags if "--step_func" in f.names), None)
-    path = CATALOG_DIR.parent / "forward_steps.json"
-    if flag is None or flag.default is None or not flag.choices or not path.exists():
+    if flag is None or flag.default is None or not flag.choices:
         return catalog
-    table = json.loads(path.read_text(encoding="utf-8"))["prefixes"]
-    steps = [(prefix, step) for prefix, step in table if step in flag.choices]
+    steps = [(prefix, step) for prefix, step in _forward_step_table() if step in flag.choices]
     launcher = catalog.launcher.model_copy(update={"forward_steps": steps})
     return catalog.model_copy(update={"launcher": launcher})
 

@@ -6,6 +6,7 @@ module) or from the catalog's launcher table. Identifiers stay verbatim in both 
 
 from __future__ import annotations
 
+from assistant.catalog import forward_step_of
 from assistant.recommend import CLEARLY_FASTER, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
@@ -42,6 +43,10 @@ T = {
     "no_dataset": (
         "this version's run_recipe.py has no --dataset flag; the recipe's own dataset is used",
         "该版本的 run_recipe.py 没有 --dataset 参数，使用配方自带的数据集",
+    ),
+    "own_data": (
+        "none; the presets are for text and VLM models, so this recipe's own data config is used",
+        "无；预设只用于文本和 VLM 模型，这里使用配方自带的数据配置",
     ),
     "version": ("Megatron-Bridge {v}", "Megatron-Bridge {v}"),
 }
@@ -211,7 +216,12 @@ def _plan_section(rec: Recommendation, lang: str) -> list[str]:
 def _commands_section(rec: Recommendation, lang: str) -> list[str]:
     cmds = rec.commands
     lines: list[str] = []
-    dataset = f"`{rec.dataset}`" if rec.dataset else t("no_dataset", lang)
+    if rec.dataset:
+        dataset = f"`{rec.dataset}`"
+    elif rec.recipe and rec.arch is None and forward_step_of(rec.recipe.name):
+        dataset = t("own_data", lang)
+    else:
+        dataset = t("no_dataset", lang)
     if rec.recipe and rec.recipe.kind == "library":
         lines.append(f"**{t('launch', lang)}** ({t('dataset', lang)}: {dataset})")
     else:

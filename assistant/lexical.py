@@ -138,7 +138,7 @@ ZH_STOPWORDS = frozenset(
 )
 
 # Bump when `tokenize` changes: stored BM25 tokens are then rebuilt on the next ingest.
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "5"
 
 # Question budgets: BM25 over a 100 KB paste is slow and pointless; the first part carries the intent.
 MAX_QUERY_CHARS = 4000
@@ -182,10 +182,39 @@ def _jieba():
     return jieba
 
 
+_RELEASE_RE = re.compile(r"v?(\d+\.\d+\.(?:\d+|x))\+?")
+
+
+def named_releases(text: str) -> set[str]:
+    """The Megatron-Bridge releases a text names ("0.3.1", "v0.6.0"), without the "v"."""
+    return {m.group(1) for m in map(_RELEASE_RE.fullmatch, _ASCII_TOKEN_RE.findall(normalize(text))) if m}
+
+
+def singular(word: str) -> str | None:
+    """The singular of an English plural ("overrides" -> "override", "batches" -> "batch"), so a question
+    and a passage match whichever number each uses; None when the word does not look plural."""
+    if not word.isalpha() or len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "is")):
+        return None
+    if word.endswith("us") and len(word) > 4:  # status, bonus; but GPUs
+        return None
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "zes")):
+        return word[:-2]
+    return word[:-1]
+
+
 def _ascii_tokens(text: str) -> Iterable[str]:
     for match in _ASCII_TOKEN_RE.finditer(text):
         token = match.group(0)
         yield token
+        if one := singular(token):
+            yield one
+        release = _RELEASE_RE.fullmatch(token)  # "v0.3.1", "v0.6.0+" and "0.3.1" name one release
+        if release:
+            if release.group(0) != release.group(1):
+                yield release.group(1)
+            continue  # its digits alone would match every number
         parts = [p for p in _PART_SPLIT_RE.split(token) if p]
         if len(parts) > 1:
             yield from (p for p in parts if p not in EN_STOPWORDS)

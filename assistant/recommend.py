@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assistant import hardware_data
+from assistant.catalog import forward_step_of
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
@@ -413,8 +414,11 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         rec.arch = arch_of(slots.hf_model_id) or rec.arch
     rec.cluster = cluster_for(slots, record)
     mode = slots.goal or record.mode
-    if record.kind == "library":
+    if record.kind == "library" and (rec.arch is not None or not forward_step_of(record.name)):
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
+    elif record.kind == "library" and slots.dataset:
+        # A diffusion, audio or omni recipe trains on its own data config; only a preset the user names.
+        rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=True)
     if rec.cluster is None:
         return rec
     requested = feature_overrides(slots.features, is_moe=bool(rec.arch and rec.arch.num_moe_experts))

@@ -15,12 +15,13 @@ from typing import Any
 from rank_bm25 import BM25Okapi
 
 from assistant.errors import UserError
-from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, tokenize
+from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, named_releases, tokenize
 from assistant.records import Hit, SearchResult
 from assistant.settings import Settings, get_settings
 from assistant.vectorstore import make_embeddings, open_current, single_thread, version_flag
 
 RRF_K = 60
+RELEASE_BONUS = 0.25  # in RRF units of a first rank: a passage marked for the release the question names
 CANDIDATES = 30
 # Cosine similarity under which a dense hit is noise for MiniLM on this corpus.
 MIN_DENSE_SCORE = 0.30
@@ -53,6 +54,14 @@ class Filters:
             )
             and (not self.doc_type or meta.get("doc_type") == self.doc_type)
         )
+
+
+def _marked_for(passage_versions: str, version: str) -> bool:
+    """True for a passage written for some releases only, this one among them (a "(v0.3.1)" section)."""
+    from assistant.catalog import available_versions
+
+    versions = passage_versions.split(",")
+    return passage_versions != "all" and version in versions and len(versions) < len(available_versions())
 
 
 def _clean_query(query: str) -> str:
@@ -132,13 +141,23 @@ class HybridRetriever:
         for ranking, weight in runs:
             for rank, (chunk_id, _) in enumerate(ranking):
                 fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (RRF_K + rank + 1)
+        if version and version in named_releases(text):
+            # A question that names its release wants the passages written for that release first.
+            for chunk_id in fused:
+                if _marked_for(self._meta[self._position[chunk_id]].get("version", "all"), version):
+                    fused[chunk_id] += RELEASE_BONUS / (RRF_K + 1)
         best_dense = max((score for _, score in dense), default=0.0)
         best_bm25 = max((score for _, score in lexical), default=0.0)
         abstain = best_dense < MIN_DENSE_SCORE and best_bm25 < MIN_BM25_SCORE
         hits = []
-        for chunk_id, score in sorted(fused.items(), key=lambda kv: kv[1], reverse=True)[:k]:
+        seen: set[str] = set()
+        for chunk_id, score in sorted(fused.items(), key=lambda kv: kv[1], reverse=True):
             i = self._position[chunk_id]
             meta = self._meta[i]
+            # A table and its rows are one section: cite it once, at its best rank.
+            if meta["source"] in seen:
+                continue
+            seen.add(meta["source"])
             hits.append(
                 Hit(
                     chunk_id=chunk_id,
@@ -153,6 +172,8 @@ class HybridRetriever:
                     score=round(score, 6),
                 )
             )
+            if len(hits) == k:
+                break
         return SearchResult(query=text, hits=[] if abstain else hits, abstain=abstain)
 
 

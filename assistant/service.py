@@ -35,7 +35,7 @@ from assistant.recommend import (
     select_recipe,
     typed_overrides,
 )
-from assistant.records import Answer, Catalog, Hit, Plan, Slots
+from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.rules.config import build_config
 from assistant.rules.fit import estimate_fit
 from assistant.rules.validate import has_errors, validate
@@ -247,6 +247,29 @@ def _validate_answer(
     return "\n\n".join(part for part in parts if part), rec
 
 
+_PACKING = re.compile(r"\bpack(?:ed|ing)?\b|打包", re.IGNORECASE)
+
+
+def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
+    """The rules that need no model, on the values a question states without naming one ("packed SFT with
+    micro_batch_size=4?"): only findings whose fix changes a key the user set, since everything else about
+    an unnamed model and cluster is unknown."""
+    stated = typed_overrides(slots)
+    if not stated or slots.model_stem or slots.hf_model_id or slots.recipe_name:
+        return []
+    record = RecipeRecord(
+        name="your config", canonical="your config", version=version, kind="library", family="",
+        source=SourceRef(path="", line=0), mode=slots.goal, packed_sequence=bool(_PACKING.search(text)),
+    )  # fmt: skip
+    config = build_config(record, stated, version=version)
+    cluster = Cluster(num_gpus=config.tp * config.pp * config.cp)
+    return [
+        f
+        for f in validate(config, None, cluster, version)
+        if f.fix and {item.split("=", 1)[0] for item in f.fix.split()} & set(stated)
+    ]
+
+
 def _compare_answer(slots: Slots, lang: str) -> str:
     versions = [resolve_version(v) for v in (slots.version, slots.other_version) if v]
     if len(versions) < 2:
@@ -333,9 +356,12 @@ def ask(
     try:
         cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
         if cases:
-            return _ask_cases(
+            answer = _ask_cases(
                 question, cases, base_version, lang, settings, use_llm, pinned=version is not None
             )
+            if conversation is not None:
+                conversation.several_setups(answer.language, answer.slots.version)
+            return answer
         return _ask(
             question,
             version=base_version,
@@ -471,6 +497,9 @@ def _ask(
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
         context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
+        stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
+        answer.findings = [f.to_json() for f in stated]
+        context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         answer.answer_markdown = "\n\n".join(
             s
             for s in [

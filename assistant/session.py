@@ -72,6 +72,12 @@ class Conversation:
         self.slots = Slots(**merged)
         return self.slots.model_copy(deep=True)
 
+    def several_setups(self, language: str, version: str | None) -> None:
+        """After one answer to several setups, a follow-up that names no model could mean any of them: keep
+        only the language and the version, so it is asked which model rather than answered for an old one."""
+        self.slots = Slots(language=language, version=version)
+        self.turns += 1
+
     def to_json(self) -> dict[str, Any]:
         return {"turns": self.turns, "slots": self.slots.to_json()}
 

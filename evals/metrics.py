@@ -126,6 +126,7 @@ class RetrievalRow(BaseModel):
     id: str
     query: str
     lang: str | None = None
+    version: str | None = None  # the release the question is about (its passages only)
     expected_sources: list[str]
 
 

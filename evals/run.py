@@ -47,7 +47,14 @@ AnswerFn = Callable[..., Answer]  # ask(question, *, version=..., conversation=.
 class Retriever(Protocol):
     """`search` returns hits with a `.source`, either as a list or as a result object with `.hits`."""
 
-    def search(self, query: str, k: int = 5, lang: str | None = None, doc_type: str | None = None) -> Any: ...
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        lang: str | None = None,
+        version: str | None = None,
+        doc_type: str | None = None,
+    ) -> Any: ...
 
 
 @dataclass
@@ -179,8 +186,9 @@ def run_retrieval(
 ) -> list[RetrievalScore]:
     results: list[RetrievalScore] = []
     for q in queries:
-        # Expected sources are guide sections, and guide passages are what the assistant cites.
-        result = retriever.search(q.query, k=k, lang=q.lang, doc_type="guide")
+        # Expected sources are guide sections, and guide passages are what the assistant cites; a question
+        # about one release searches that release's passages, as the assistant does.
+        result = retriever.search(q.query, k=k, lang=q.lang, version=q.version, doc_type="guide")
         hits = [h.source for h in getattr(result, "hits", result)][:k]
         results.append(
             RetrievalScore(
@@ -199,7 +207,13 @@ def run_retrieval(
 def qa_retrieval_rows(rows: Sequence[GoldenRow]) -> list[RetrievalRow]:
     """Golden Q&A rows that name expected sources double as retrieval queries."""
     return [
-        RetrievalRow(id=r.id, query=r.question, lang=r.lang, expected_sources=r.expected.expected_sources)
+        RetrievalRow(
+            id=r.id,
+            query=r.question,
+            lang=r.lang,
+            version=r.version,
+            expected_sources=r.expected.expected_sources,
+        )
         for r in rows
         if r.expected.expected_sources and not r.turns
     ]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from assistant.errors import UserError
 from assistant.lexical import is_chinese
+from assistant.rules.versions import version_key
 from assistant.vectorstore import version_flag
 
 MAX_CHUNK_CHARS = 1400
@@ -213,6 +214,37 @@ def _table_rows(table: list[str]) -> tuple[list[str], list[str]]:
 
 
 INTRO_MAX_CHARS = 500  # longer text before subsections says something of its own
+# A release mark the guide puts on a section: "(v0.3.1)", "(v0.4.x–v0.5.1)", "(v0.6.0+)" (also in full-width
+# brackets in Chinese).
+_RELEASE = r"v(\d+)\.(\d+|x)(?:\.(\d+|x))?"
+_VERSION_MARK_RE = re.compile(rf"[(（]{_RELEASE}(\+|[–-]{_RELEASE})?[)）]")
+
+
+def _bound(major: str, minor: str, patch: str | None, *, upper: bool) -> tuple[int, int, int]:
+    """A release of a mark as a version_key bound: "x" (or no patch) spans the whole minor line."""
+    wild = 10**6 if upper else 0
+    return (
+        int(major),
+        wild if minor == "x" else int(minor),
+        wild if patch in (None, "x") or minor == "x" else int(patch),
+    )
+
+
+def marked_versions(text: str, versions: list[str]) -> list[str] | None:
+    """The `versions` a section is about when it carries exactly one release mark; None when it has none or
+    several (a section that contrasts releases is about all of them)."""
+    marks = set(_VERSION_MARK_RE.findall(text))
+    if len(marks) != 1:
+        return None
+    major, minor, patch, tail, *upper = marks.pop()
+    low = _bound(major, minor, patch, upper=False)
+    if tail == "+":
+        high = (10**6, 0, 0)
+    elif tail:
+        high = _bound(*upper, upper=True)
+    else:
+        high = _bound(major, minor, patch, upper=True)
+    return [v for v in versions if low <= version_key(v) <= high]
 
 
 def chunk_text(
@@ -242,6 +274,7 @@ def chunk_text(
         prefix = f"{heading}\n\n" if heading else ""
         anchor = f"#{section.anchor}" if section.anchor else ""
         chunk_lang = lang or ("zh" if is_chinese(heading + "".join(section.lines)) else "en")
+        section_version = _section_version(version, heading + "\n" + "\n".join(section.lines))
 
         def emit(
             body_text: str,
@@ -252,6 +285,7 @@ def chunk_text(
             _lang=chunk_lang,
             _heading=heading,
             _section=section.path[-1] if section.path else "",
+            _version=section_version,
         ) -> None:
             if body_text.strip():
                 chunks.append(
@@ -261,7 +295,7 @@ def chunk_text(
                         heading=_heading,
                         doc_type=doc_type,
                         lang=_lang,
-                        version=version,
+                        version=_version,
                         topic=topic,
                         part=part,
                         section=_section,
@@ -285,6 +319,16 @@ def chunk_text(
             pending.extend([*lines, ""] if kind == "code" else lines)
         emit("\n".join(pending), prose_part)
     return chunks
+
+
+def _section_version(document_version: str, text: str) -> str:
+    """Narrow a document's versions to the releases its section is marked for (a "(v0.6.0+)" section of a
+    page about every release is not an answer for v0.3.1)."""
+    from assistant.catalog import available_versions
+
+    versions = available_versions() if document_version == "all" else document_version.split(",")
+    marked = marked_versions(text, versions)
+    return ",".join(marked) if marked else document_version
 
 
 def read_document(path: Path) -> str:

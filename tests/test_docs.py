@@ -140,3 +140,62 @@ def test_answers_quote_sections_before_intros_and_keep_citation_numbers() -> Non
     assert "**S2** [2]" in text and "**S3** [3]" in text and "S1" not in text
     only_intro = _passages_answer([hit(1, "intro")], "en", "From:", "来自：")
     assert "**S1** [1]" in only_intro
+
+
+RELEASE_PAGE = """---
+topic: entry_points
+doc_type: guide
+versions: 0.3.1,0.5.1,0.6.0,main
+---
+# Launching
+
+## Overrides {#overrides}
+
+Every release takes key=value overrides.
+
+### Flags in v0.3.1 {#flags-031}
+
+(v0.3.1) No --dataset flag.
+
+### Shortcut flags (v0.6.0+) {#shortcuts}
+
+| Flag | Field |
+|---|---|
+| `-tp` | `model.tensor_model_parallel_size` |
+
+## Sequence length {#seq}
+
+(v0.4.x+) The launcher synchronises it. (v0.3.1) Nothing is synchronised.
+
+## 快捷参数（v0.6.0+） {#shortcuts-zh}
+
+（v0.6.0+）常用字段有短参数。
+"""
+
+
+def test_a_section_marked_for_some_releases_is_retrieved_only_for_them():
+    versions = {
+        c.source.split("#")[1]: c.version for c in chunk_text(RELEASE_PAGE, source="p.md", doc_type="guide")
+    }
+    assert versions["overrides"] == "0.3.1,0.5.1,0.6.0,main"  # no mark: the page's releases
+    assert versions["flags-031"] == "0.3.1"
+    assert versions["shortcuts"] == "0.6.0,main"  # the heading's mark covers the table and its rows
+    assert versions["seq"] == "0.3.1,0.5.1,0.6.0,main"  # contrasts releases: about all of them
+    assert versions["shortcuts-zh"] == "0.6.0,main"
+
+
+@pytest.mark.parametrize(
+    ("mark", "expected"),
+    [
+        ("(v0.3.1)", ["0.3.1"]),
+        ("(v0.4.x–v0.5.1)", ["0.5.1"]),
+        ("(v0.2.x–v0.5.1)", ["0.3.1", "0.5.1"]),
+        ("(v0.4.x+)", ["0.5.1", "0.6.0", "main"]),
+        ("(v0.6.0+)", ["0.6.0", "main"]),
+        ("v0.6.0 without brackets", None),
+    ],
+)
+def test_release_marks(mark, expected):
+    from ingest.docs import marked_versions
+
+    assert marked_versions(mark, ["0.3.1", "0.5.1", "0.6.0", "main"]) == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import hardware_data
-from assistant.estimate.search import is_valid_layout, nearest_fit, rank_with_ties, search_layouts
+from assistant.estimate.search import SPLIT_KEYS, is_valid_layout, nearest_fit, rank_with_ties, search_layouts
 from assistant.records import Cluster, ModelArch
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
@@ -41,7 +41,7 @@ def test_search_returns_valid_fitting_layouts_in_order(
         config = EffectiveConfig(
             recipe="x", version="0.6.0", mode="pretrain", tp=p.tp, pp=p.pp, vp=p.vp, cp=p.cp, ep=p.ep,
             etp=p.etp, sp=p.sp, seq_length=seq, global_batch_size=gbs, micro_batch_size=p.mbs,
-            values={k: v for k, v in r.overrides.items() if "account_for" in k},
+            values={k: v for k, v in r.overrides.items() if k in SPLIT_KEYS},
         )  # fmt: skip
         assert not [f for f in validate(config, arch, cluster) if f.severity == "error"]
         assert any("bubble" in reason for reason in r.reasons)
@@ -79,7 +79,10 @@ def test_uneven_pipeline_split_names_the_flags_it_needs() -> None:
     uneven = [r for r in ranked if arch.num_layers % (r.plan.pp * (r.plan.vp or 1))]
     assert uneven, "expected at least one uneven split among the top layouts"
     for r in uneven:
-        assert r.overrides["model.account_for_embedding_in_pipeline_split"] is True
+        assert any(k in r.overrides for k in SPLIT_KEYS), r.overrides
+        if (arch.num_layers + 2) % (r.plan.pp * (r.plan.vp or 1)) == 0:
+            assert r.overrides["model.account_for_embedding_in_pipeline_split"] is True
+            assert r.overrides["model.account_for_loss_in_pipeline_split"] is True
 
 
 def test_selective_recompute_follows_the_architecture() -> None:

@@ -105,3 +105,26 @@ def test_data_parallel_collectives_use_every_nic_of_the_group() -> None:
     nvlink, four_nics, one_nic = dp_time(1, 8), dp_time(2, 4), dp_time(8, 1)
     assert nvlink < four_nics < one_nic
     assert one_nic / four_nics == pytest.approx(4, rel=0.05)
+
+
+def test_the_output_layer_makes_the_last_pipeline_stage_the_slowest() -> None:
+    # 80 layers on 8 stages split evenly, so the last stage also runs the output layer (128K vocab, about
+    # 1.2 layers' worth of GEMMs for this model): every stage waits for it. Counting the loss as a layer
+    # in the split (78 + embedding + loss over 8 stages of 10) leaves it no busier than the others.
+    flat = run(plan(64, 4, 1, None, 256))  # the same GPUs, no pipeline: the mean per-GPU compute
+    piped = run(plan(64, 4, 8, None, 256))
+    balance = piped.compute_s / flat.compute_s
+    assert 1.08 < balance < 1.2
+    shorter = LLAMA3_70B.model_copy(update={"num_layers": 78})
+    evened = estimate_throughput(shorter, plan(64, 4, 8, None, 256), HW["h100"], seq_length=8192,
+                                 precision="fp8_cs")  # fmt: skip
+    evened_flat = estimate_throughput(shorter, plan(64, 4, 1, None, 256), HW["h100"], seq_length=8192,
+                                      precision="fp8_cs")  # fmt: skip
+    assert evened.compute_s / evened_flat.compute_s < 1.02
+
+
+def test_pipeline_sends_are_exposed_without_interleaving() -> None:
+    # Megatron overlaps point-to-point sends with compute only in the interleaved schedule.
+    hidden = Calibration(pp_exposed=0.0)
+    assert run(plan(64, 4, 8, 5, 256), calibration=hidden).exposed_comm_s.pp == 0.0
+    assert run(plan(64, 4, 8, None, 256), calibration=hidden).exposed_comm_s.pp > 0.0

@@ -373,7 +373,12 @@ class FakeHit:
 
 class FakeRetriever:
     def search(
-        self, query: str, k: int = 5, lang: str | None = None, doc_type: str | None = None
+        self,
+        query: str,
+        k: int = 5,
+        lang: str | None = None,
+        version: str | None = None,
+        doc_type: str | None = None,
     ) -> list[FakeHit]:
         return [FakeHit("guide/en/other.md#x"), FakeHit(f"guide/{lang or 'en'}/checklist.md#dataset-presets")]
 

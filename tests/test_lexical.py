@@ -82,3 +82,20 @@ def test_glossary_words_stay_one_token():
 
 def test_english_query_is_not_expanded():
     assert expand_query("MoE out of memory") == "MoE out of memory"
+
+
+def test_plurals_match_singulars():
+    from assistant.lexical import singular
+
+    assert {"override", "field"} <= set(tokenize("overrides fields"))
+    assert [singular(w) for w in ("batches", "policies", "gpus", "status", "class", "tp")] == [
+        "batch", "policy", "gpu", None, None, None,
+    ]  # fmt: skip
+
+
+def test_a_release_is_one_token_with_or_without_its_v():
+    from assistant.lexical import named_releases
+
+    assert "0.3.1" in tokenize("(v0.3.1) flags") and "0.3.1" in tokenize("run_recipe.py in 0.3.1")
+    assert "3" not in tokenize("in 0.3.1")  # its digits alone would match every number
+    assert named_releases("Does --mode lora work in 0.5.1 or v0.6.0+?") == {"0.5.1", "0.6.0"}

@@ -117,3 +117,20 @@ def test_original_skill_is_found_in_chinese_and_english(tmp_path):
     ):
         hits = retriever.search(query, k=5).hits
         assert any(seed_name in h.source for h in hits), (query, [h.source for h in hits])
+
+
+def test_a_section_is_cited_once(retriever):
+    # A table is indexed whole and row by row; the hits name each section once, at its best rank.
+    sources = [h.source for h in retriever.search("shortcut flags -tp -pp -gb", k=8, lang="en").hits]
+    assert len(sources) == len(set(sources))
+
+
+def test_a_question_about_one_release_gets_that_release_first(retriever):
+    hits = retriever.search(
+        "How do I override config fields on the command line with run_recipe.py in 0.3.1?",
+        k=5, lang="en", version="0.3.1",
+    ).hits  # fmt: skip
+    sources = [normalise_source(h.source) for h in hits]
+    assert "overrides.md#v031-overrides" in sources
+    assert all("0.3.1" in h.version.split(",") or h.version == "all" for h in hits)
+    assert "entry-points.md#shortcut-flags" not in sources  # a v0.6.0+ section

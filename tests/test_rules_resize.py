@@ -239,3 +239,19 @@ def test_the_first_layout_the_memory_estimator_accepts_wins():
     assert_consistent(result, arch, 256)
     assert result.fit.status == "fits"
     assert not any(item.id == "fit-oom" for item in result.findings)
+
+
+def test_unknown_architecture_runs_unchanged_on_the_gpus_it_is_written_for():
+    record = make_record("wan_1_3b_pretrain_8gpu_h100_bf16_config", hf_model_id=None, family="wan", cp=8,
+                         seq=1024, gbs=2, encoded_gpus=8, gpu_type="h100")  # fmt: skip
+    result = plan_for(record, None, 8)
+    plan = result.plan
+    assert plan is not None and (plan.tp, plan.pp, plan.cp, plan.dp, plan.ga) == (1, 1, 8, 1, 2)
+    assert [f.id for f in result.findings] == ["arch-unknown-validated"]
+    assert result.findings[0].severity == "warning" and not result.overrides
+    # Anything else would be unchecked: more GPUs, or a layout the user changes.
+    more = plan_for(record, None, 16)
+    assert more.plan is None and "runs unchanged on 8 GPUs" in more.findings[0].message
+    changed = plan_for(record, None, 8, user_overrides={"model.context_parallel_size": 4})
+    assert changed.plan is None and changed.findings[0].id == "arch-unknown"
+    assert plan_for(record, None, 8, gpu="a100").plan is None  # named for H100

@@ -482,6 +482,19 @@ def test_a_question_listing_several_setups_gets_one_answer_each(settings):
     assert not single.cases and "Before you launch" in single.answer_markdown
 
 
+def test_a_follow_up_after_several_setups_asks_which_model(settings):
+    conversation = Conversation()
+    ask("Llama3 70B pretraining on 64 H100", settings=settings, conversation=conversation)
+    ask(
+        "cases: Qwen3 30B-A3B SFT on 16 GPUs, Qwen3 235B-A22B PEFT on 16 GPUs",
+        settings=settings, conversation=conversation,
+    )  # fmt: skip
+    follow = ask("what about on 128 GPUs?", settings=settings, conversation=conversation)
+    # Neither the first turn's Llama nor one of the listed Qwen setups is assumed: it asks.
+    assert follow.recipe is None and follow.follow_up
+    assert conversation.slots.model_stem is None
+
+
 def test_a_plan_that_does_not_fit_gets_a_layout_that_fits_the_same_gpus(settings):
     """The 0.6.0 Llama 3.1 405B recipe (seq 128K, no recompute) does not fit H100s by the estimate; on 1024
     of them some layout does, and the answer gives it with its overrides."""
@@ -490,3 +503,36 @@ def test_a_plan_that_does_not_fit_gets_a_layout_that_fits_the_same_gpus(settings
     best = answer.estimate["nearest_fit"]["best_here"]
     assert best["memory"]["fits"] and best["plan"]["num_gpus"] == 1024
     assert "A layout that fits your 1024 × H100" in answer.answer_markdown
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "用打包序列（packed sequence）做 SFT，micro_batch_size 设成 4 可以吗？",
+        "Packed sequence SFT with train.micro_batch_size=4: is that valid?",
+    ],
+)
+def test_stated_values_are_checked_without_a_model(settings, question):
+    # No model is named, so only the rules that need none run, and only on the key the user set.
+    answer = ask(question, version="0.6.0", settings=settings)
+    assert [f["id"] for f in answer.findings] == ["packed-mbs"]
+    assert answer.findings[0]["fix"] == "train.micro_batch_size=1"
+    # The global batch and pack length are unknown: only the certain first sentence of the upstream error.
+    assert answer.findings[0]["upstream_error"].endswith("your micro batch size is 4.")
+    assert "packed-mbs" in answer.answer_markdown
+
+
+def test_stated_values_without_packing_raise_nothing(settings):
+    answer = ask("Is train.micro_batch_size=4 a good choice for SFT?", version="0.6.0", settings=settings)
+    assert answer.findings == []
+
+
+@pytest.mark.parametrize(("version", "step"), [("0.6.0", None), ("0.5.1", "wan_step")])
+def test_a_recipe_without_an_architecture_launches_as_written(settings, version, step):
+    answer = ask(f"Wan 1.3B pretraining on 8 H100 with megatron-bridge {version}", settings=settings)
+    assert answer.recipe is not None and answer.recipe.name.startswith("wan_1_3b_pretrain")
+    command = answer.commands.torchrun
+    assert command and "--dataset" not in command  # LLM presets are not for a diffusion recipe
+    assert ("--step_func wan_step" in command) == bool(step)
+    assert [f["id"] for f in answer.findings] == ["arch-unknown-validated"]
+    assert "own data config" in answer.answer_markdown

@@ -103,7 +103,7 @@ def chunk_sizes(layers: int, chunks: int) -> list[int]:
 
 
 @lru_cache(maxsize=4096)
-def _stage_layer_types(flags: tuple[bool, ...], pp: int, vp: int, rank: int) -> tuple[int, int]:
+def stage_layer_types(flags: tuple[bool, ...], pp: int, vp: int, rank: int) -> tuple[int, int]:
     """(dense, MoE) layer counts on pipeline rank `rank`, which holds model chunks rank, rank + pp, ..."""
     sizes = chunk_sizes(len(flags), pp * vp)
     starts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
@@ -115,12 +115,12 @@ def _stage_layer_types(flags: tuple[bool, ...], pp: int, vp: int, rank: int) -> 
 def _stages_to_check(flags: tuple[bool, ...], pp: int, vp: int) -> list[int]:
     """The first stage (embedding, most micro-batches in flight), the last (output layer, logits) and,
     for uneven splits, the stage holding the most layers."""
-    busiest = max(range(pp), key=lambda r: sum(_stage_layer_types(flags, pp, vp, r)))
+    busiest = max(range(pp), key=lambda r: sum(stage_layer_types(flags, pp, vp, r)))
     return sorted({0, busiest, pp - 1})
 
 
 def _stage(pp: int, vp: int, rank: int, microbatches: int, flags: tuple[bool, ...]) -> _Stage:
-    dense, moe = _stage_layer_types(flags, pp, vp, rank)
+    dense, moe = stage_layer_types(flags, pp, vp, rank)
     n_layers = dense + moe
     chunk_layers = n_layers / vp
     if vp > 1:

@@ -163,6 +163,7 @@ class TokenFlops:
     dense_gemm: float  # attention projections, dense MLP, shared experts, logits
     expert_gemm: float  # routed experts (grouped GEMM)
     attention_core: float  # QK^T and AV (flash attention)
+    logits: float = 0.0  # the output layer's share of dense_gemm (last pipeline stage only)
 
     @property
     def total(self) -> float:
@@ -185,4 +186,6 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1) -> TokenFlops:
         attn_proj = 6 * d.layers * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h)
         attn_core = 6 * d.layers * d.q_width * s
     logits = 6 * h * padded_vocab(d.vocab, tp)
-    return TokenFlops(dense_gemm=mlp + attn_proj + logits, expert_gemm=experts, attention_core=attn_core)
+    return TokenFlops(
+        dense_gemm=mlp + attn_proj + logits, expert_gemm=experts, attention_core=attn_core, logits=logits
+    )

@@ -12,8 +12,21 @@ from pydantic import Field
 from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec, precision_unit
-from assistant.estimate.memory import Recompute, check_offload, data_parallel_size, layer_activation_bytes
-from assistant.estimate.shapes import Dims, TokenFlops, dims_of, flops_per_token, layer_params
+from assistant.estimate.memory import (
+    Recompute,
+    check_offload,
+    data_parallel_size,
+    layer_activation_bytes,
+    stage_layer_types,
+)
+from assistant.estimate.shapes import (
+    Dims,
+    TokenFlops,
+    dims_of,
+    flops_per_token,
+    layer_params,
+    moe_layer_flags,
+)
 from assistant.records import ModelArch, Plan, Record
 
 
@@ -43,7 +56,7 @@ class Calibration(Record):
     cp_exposed: float = 0.3
     ep_exposed: float = 1.0  # a dispatch/combine all-to-all that is not overlapped is on the critical path
     dp_exposed: float = 0.1
-    pp_exposed: float = 0.5
+    pp_exposed: float = 0.5  # interleaved schedules overlap the point-to-point sends with compute
     microbatch_overhead_s: float = 0.001  # host, launch and pipeline hand-off per micro-batch and model chunk
     layer_host_s: float = 0.0002  # kernel-launch time per layer and micro-batch (fwd + bwd) left exposed
     moe_host_factor: float = 3.0  # MoE layers launch more kernels and sync the host on dropless routing
@@ -202,7 +215,7 @@ def estimate_throughput(
 
     layers_per_stage = d.layers / p
     chunk = layers_per_stage / v
-    balance = _stage_balance(d.layers, p, v)
+    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn + t_elem)
     bubble_fraction = (p - 1) / (m * v) if p > 1 else 0.0
     bubble_s = compute * balance * bubble_fraction
     compute *= balance
@@ -246,7 +259,10 @@ def estimate_throughput(
         comm.dp = cal.dp_exposed * min(dp_time, window) + max(0.0, dp_time - window)
     if p > 1:
         p2p = tokens_mb * d.hidden * 2 / t
-        comm.pp = cal.pp_exposed * 2 * m * v * p2p / _link(gpus, hw, gpus_per_node)
+        # Without VP, 1F1B waits for each send and receive between micro-batches (Megatron overlaps P2P only
+        # in the interleaved schedule), so all of it is exposed.
+        exposed_share = cal.pp_exposed if v > 1 else 1.0
+        comm.pp = exposed_share * 2 * m * v * p2p / _link(gpus, hw, gpus_per_node)
     optimizer_s = (params_gpu / (dp * c) + experts_gpu / max(1, gpus // (e * et * p))) * 32 / hw.hbm_bw
     exposed = comm.tp + comm.cp + comm.ep + comm.dp + comm.pp
     step = compute + bubble_s + exposed + optimizer_s + offload_s
@@ -329,12 +345,38 @@ def _deduplicated_far_bytes(token_bytes: float, topk: int, groups: int) -> float
     return token_bytes * remote_domains
 
 
-def _stage_balance(layers: int, p: int, v: int) -> float:
-    """Slowest stage over the mean: uneven splits make every stage wait for the largest chunk."""
-    chunks = p * v
-    if chunks <= 1:
+def _stage_balance(
+    arch: ModelArch,
+    d: Dims,
+    flops: TokenFlops,
+    p: int,
+    v: int,
+    t_dense: float,
+    t_expert: float,
+    t_other: float,
+) -> float:
+    """Slowest pipeline stage over the mean, in time: every stage waits for the busiest, the one with the
+    most (or the MoE-heaviest) layers, or the last when the output layer sits on top of its layers (unless
+    the split counts the loss as a layer). `t_dense` (dense GEMMs, logits included), `t_expert` and
+    `t_other` (attention core, elementwise) are the whole model's times; GEMM time splits by FLOPs."""
+    if p <= 1:
         return 1.0
-    return -(-layers // chunks) * chunks / layers if layers % chunks else 1.0
+    per_flop = t_dense / flops.dense_gemm
+    dense_mlp = 6 * d.hidden * d.glu * d.ffn * per_flop
+    shared_mlp = 6 * d.hidden * d.glu * d.shared_ffn * per_flop
+    logits = flops.logits * per_flop
+    attention = (
+        t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers + t_other
+    ) / d.layers
+    moe_mlp = shared_mlp + (t_expert / d.moe_layers if d.moe_layers else 0.0)
+    flags = tuple(moe_layer_flags(arch))
+    work = []
+    for rank in range(p):
+        dense, moe = stage_layer_types(flags, p, v, rank)
+        work.append(
+            dense * (attention + dense_mlp) + moe * (attention + moe_mlp) + (logits if rank == p - 1 else 0.0)
+        )
+    return max(work) * p / sum(work)
 
 
 def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:

@@ -346,6 +346,9 @@ def resize(
             config=base,
         )
     if arch is None:
+        as_validated = _as_validated(record, cluster, base, seq_len, mode, version)
+        if as_validated is not None:
+            return as_validated
         return ResizeResult(
             plan=None,
             findings=[
@@ -353,10 +356,11 @@ def resize(
                     "arch-unknown",
                     "error",
                     f"The architecture of {record.hf_model_id or record.name} is not known, so heads, layer"
-                    "s and "
-                    "experts cannot be checked; no plan is generated.",
+                    f"s and experts cannot be checked; no plan is generated for {cluster.num_gpus} GPUs. The "
+                    f"recipe runs unchanged on {record.encoded_gpus or record.min_gpus} GPUs.",
                     f"未知 {record.hf_model_id or record.name} 的模型结构，无法检查注意力头、层数和专家数，"
-                    "因此不生成方案。",
+                    f"因此不为 {cluster.num_gpus} 张 GPU 生成方案；该配方可原样运行在 "
+                    f"{record.encoded_gpus or record.min_gpus} 张 GPU 上。",
                 )
             ],
             config=base,
@@ -392,6 +396,51 @@ def resize(
         config=base,
         nearest=nearest,
     )
+
+
+def _as_validated(
+    record: RecipeRecord,
+    cluster: Cluster,
+    base: EffectiveConfig,
+    seq_len: int | None,
+    mode: str | None,
+    version: str,
+) -> ResizeResult | None:
+    """Without an architecture nothing can be checked, but a recipe run unchanged on the GPU count (and type)
+    it is written for (in its name, else its minimum) needs no check: its own layout, with a warning."""
+    written_for = record.encoded_gpus or record.min_gpus
+    same_gpus = written_for == cluster.num_gpus and record.gpu_type in (None, cluster.gpu_type)
+    unchanged = not base.user_overrides and seq_len in (None, base.seq_length)
+    mbs, gbs = base.micro_batch_size, base.global_batch_size
+    model_parallel = base.tp * base.pp * base.cp
+    if not (same_gpus and unchanged and mbs and gbs) or cluster.num_gpus % model_parallel:
+        return None
+    if gbs % (mbs * (cluster.num_gpus // model_parallel)):
+        return None
+    overrides = []
+    if (mode == "peft" or base.is_peft) and base.pretrained_checkpoint is None:
+        overrides.append(
+            _override("checkpoint.pretrained_checkpoint", "${PRETRAINED_CHECKPOINT}", "checkpoint")
+        )
+    config = build_config(record, {item.key: item.value for item in overrides}, version=version)
+    findings = validate(config, None, cluster, version)
+    if has_errors(findings):
+        return None
+    plan = Plan.sized(
+        num_gpus=cluster.num_gpus, tp=base.tp, pp=base.pp, cp=base.cp, mbs=mbs, gbs=gbs, vp=base.vp,
+        ep=base.ep, etp=base.etp, sp=base.sp,
+    )  # fmt: skip
+    name = record.hf_model_id or record.name
+    warning = finding(
+        "arch-unknown-validated",
+        "warning",
+        f"The architecture of {name} is not known, so heads, layers and memory cannot be checked; the "
+        f"recipe's own layout is used as is, on the {cluster.num_gpus} GPUs it is written for. Any change to "
+        "its layout or GPU count is unchecked.",
+        f"未知 {name} 的模型结构，无法检查注意力头、层数和显存；这里原样使用配方自带的布局，"
+        f"即它所针对的 {cluster.num_gpus} 张 GPU。改动布局或 GPU 数都不会被检查。",
+    )
+    return ResizeResult(plan=plan, overrides=overrides, findings=[warning, *findings], config=config)
 
 
 def _smallest_world(

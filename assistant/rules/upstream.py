@@ -90,11 +90,15 @@ def batch(gbs: int, mbs: int, dp: int) -> str:
     )
 
 
-def packed_mbs(mbs: int, gbs: int, packed_size: int) -> str:
-    # Bridge training/config.py (ValueError), identical in 0.3.1 .. main
+def packed_mbs(mbs: int, gbs: int | None, packed_size: int | None) -> str:
+    """Bridge training/config.py (ValueError), identical in 0.3.1 .. main. Without the global batch and the
+    pack length (a question that states only the micro batch) only its first sentence is certain."""
+    first = "Micro batch size should be 1 when training with packed sequence, but your micro batch size "
+    first += f"is {mbs}."
+    if not gbs or not packed_size:
+        return first
     return (
-        "Micro batch size should be 1 when training with packed sequence, but your micro batch size "
-        f"is {mbs}. \nThe following config is equivalent to your current setting for "
+        f"{first} \nThe following config is equivalent to your current setting for "
         f"a packed dataset. Please update your config to the following: \n"
         f"Set micro batch size to 1 (currently {mbs})\n"
         f"Set global batch size to {gbs // mbs} "

@@ -523,7 +523,7 @@ def rule_batches(ctx: _Context) -> list[Finding]:
     gbs, mbs, dp = config.global_batch_size, config.micro_batch_size, ctx.dp
     found: list[Finding] = []
     if config.packed_sequence and mbs and mbs > 1:
-        size = config.packed_sequence_size or config.seq_length or 0
+        size = config.packed_sequence_size or config.seq_length
         found.append(
             finding(
                 "packed-mbs",
@@ -531,7 +531,7 @@ def rule_batches(ctx: _Context) -> list[Finding]:
                 f"Packed sequences need micro_batch_size=1 (it is {mbs}); put more tokens in each pack ins"
                 "tead.",
                 f"打包序列要求 micro_batch_size=1（当前为 {mbs}）；应改为让每个 pack 包含更多 token。",
-                upstream.packed_mbs(mbs, gbs or mbs, size),
+                upstream.packed_mbs(mbs, gbs, size),
                 kv(train__micro_batch_size=1),
             )
         )
