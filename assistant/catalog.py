@@ -63,6 +63,17 @@ def forward_step_of(recipe_name: str) -> str | None:
     return next((step for prefix, step in _forward_step_table() if name.startswith(prefix)), None)
 
 
+@lru_cache(maxsize=8)
+def mixed_precision_presets(version: str) -> tuple[str, ...]:
+    """The mixed_precision preset names a release accepts (knowledge_base/mixed_precision.json, extracted
+    from its mixed_precision.py); empty when the table does not know the release."""
+    path = CATALOG_DIR.parent / "mixed_precision.json"
+    if not path.exists():
+        return ()
+    versions = json.loads(path.read_text(encoding="utf-8"))["versions"]
+    return tuple(versions.get(normalize_version(version), {}).get("presets", ()))
+
+
 def _with_forward_steps(catalog: Catalog) -> Catalog:
     """Give a launcher that defaults --step_func to the text step (0.3.x-0.5.x) the recipe->step table, kept
     to the steps its --step_func accepts; 0.6.0+ launchers infer the step themselves."""

@@ -261,30 +261,36 @@ def _fit_section(rec: Recommendation, lang: str) -> list[str]:
     fit = rec.fit
     if fit is None or rec.cluster is None:
         return []
+    need, usable = _fmt_bytes(fit.peak_bytes), _fmt_bytes(fit.usable_bytes)
     if fit.status == "unknown":
-        text = f"unknown ({fit.note})" if lang != "zh" else f"无法判断（{fit.note}）"
+        text = say(lang, f"unknown ({fit.note})", f"无法判断（{fit.note_zh or fit.note}）")
+    elif fit.tight:
+        verdict = say(
+            lang,
+            "yes, but tight" if fit.status == "fits" else "borderline",
+            "勉强" if fit.status == "fits" else "临界",
+        )
+        text = say(
+            lang,
+            f"{verdict} — about {need} of {usable} per GPU, inside the estimator's typical error, so it may "
+            "go either way: watch memory in the first steps",
+            f"{verdict} —— 每张 GPU 约 {need}，可用 {usable}，在估算的典型误差之内，两种结果都可能："
+            "请关注前几步的显存",
+        )
     elif fit.status == "fits":
-        text = (
-            (
-                f"yes — about {_fmt_bytes(fit.peak_bytes)} of {_fmt_bytes(fit.usable_bytes)} per GPU "
-                f"(margin {_fmt_bytes(fit.margin_bytes)})"
-            )
-            if lang != "zh"
-            else (
-                f"可以 —— 每张 GPU 约 {_fmt_bytes(fit.peak_bytes)}，可用 {_fmt_bytes(fit.usable_bytes)}"
-                f"（余量 {_fmt_bytes(fit.margin_bytes)}）"
-            )
+        margin = _fmt_bytes(fit.margin_bytes)
+        text = say(
+            lang,
+            f"yes — about {need} of {usable} per GPU (margin {margin})",
+            f"可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
         )
     else:
-        text = (
-            (f"no — about {_fmt_bytes(fit.peak_bytes)} needed per GPU, {_fmt_bytes(fit.usable_bytes)} usable")
-            if lang != "zh"
-            else (f"不够 —— 每张 GPU 约需 {_fmt_bytes(fit.peak_bytes)}，可用 {_fmt_bytes(fit.usable_bytes)}")
+        text = say(
+            lang,
+            f"no — about {need} needed per GPU, {usable} usable",
+            f"不够 —— 每张 GPU 约需 {need}，可用 {usable}",
         )
-    lines = [f"**{t('fit', lang)}** {text}"]
-    if fit.note and fit.status != "unknown":
-        lines.append(f"_{fit.note}_")
-    return lines
+    return [f"**{t('fit', lang)}** {text}"]
 
 
 def _layout(plan) -> str:

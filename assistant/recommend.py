@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assistant import hardware_data
-from assistant.catalog import forward_step_of
+from assistant.catalog import forward_step_of, mixed_precision_presets
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
@@ -36,7 +36,7 @@ from assistant.rules.config import build_config, parse_overrides
 from assistant.rules.features import feature_overrides
 from assistant.rules.fit import FitVerdict
 from assistant.rules.resize import resize
-from assistant.rules.validate import validate
+from assistant.rules.validate import precision_finding, validate
 
 Match = Literal["exact", "seq-variant", "closest-size", "similar-architecture", "explicit"]
 ArchLookup = Callable[[str | None], ModelArch | None]
@@ -73,6 +73,7 @@ class Recommendation:
     nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
     faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
+    precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
 
     @property
     def recipe(self) -> RecipeRecord | None:
@@ -292,7 +293,7 @@ def estimate_run(
     common = {
         "seq_length": seq,
         "mode": mode or "pretrain",
-        "precision": record.precision or "bf16",
+        "precision": rec.precision or record.precision or "bf16",
     }
     features = features_from_fields(record.fields)
     calibration = hardware_data.calibration()
@@ -421,7 +422,15 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=True)
     if rec.cluster is None:
         return rec
-    requested = feature_overrides(slots.features, is_moe=bool(rec.arch and rec.arch.num_moe_experts))
+    # A precision the GPUs cannot run is reported, and the recipe's own precision kept.
+    unsupported = precision_finding(slots.precision, rec.cluster.gpu_type, kept=record.precision or "bf16")
+    requested = feature_overrides(
+        slots.features,
+        is_moe=bool(rec.arch and rec.arch.num_moe_experts),
+        precision=None if unsupported else slots.precision,
+        recipe_precision=record.precision,
+        presets=mixed_precision_presets(catalog.version),
+    )
     result = resize(
         record,
         rec.arch,
@@ -433,6 +442,8 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     )
     rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
     rec.findings = list(result.findings) + requested_dataset_findings(rec, catalog, mode)
+    rec.findings += [unsupported] if unsupported else []
+    rec.precision = (result.config.precision if result.config else None) or record.precision
     rec.nearest = result.nearest
     estimate_run(rec, mode)
     if rec.plan is None:

@@ -276,6 +276,8 @@ class Slots(Record):
     error_text: str | None = None  # a pasted error message, for troubleshooting
     overrides: dict[str, str] = Field(default_factory=dict)  # KEY=VALUE pairs in the text
     features: list[Literal["cuda_graphs"]] = Field(default_factory=list)  # asked to turn on, no keys given
+    # A training precision asked for by name ("FP8", "MXFP8", "NVFP4"), in Bridge's recipe-name codes.
+    precision: Literal["bf16", "fp8cs", "fp8mx", "nvfp4"] | None = None
 
 
 # ---------------------------------------------------------------- answers (assistant -> front ends, evals)

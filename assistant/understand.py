@@ -178,10 +178,14 @@ def _prose(text: str) -> str:
 # ---------------------------------------------------------------- GPUs
 
 
+_A100_40G = re.compile(r"a100\W*(?:(?:sxm4?|pcie)\W*)?40\s*g|40\s*gb?\W*(?:nvidia\W*)?a100")
+
+
 def _gpu_type(t: str) -> str | None:
     m = re.search(rf"(?<![a-z0-9])({_GPU_TYPE_RE})(?![0-9])", t)
     if m:
-        return m.group(1)
+        # The 40 GB A100 is its own entry of the GPU table (half the memory of the default 80 GB one).
+        return "a100_40g" if m.group(1) == "a100" and _A100_40G.search(t) else m.group(1)
     m = re.search(r"(?<![a-z0-9])(?:rtx\s*)?([345]0[789]0)(?![0-9])(?:\s*ti)?(?=\s|$|[^a-z0-9])", t)
     return f"rtx{m.group(1)}" if m and ("rtx" in t or "geforce" in t or "显卡" in t) else None
 
@@ -480,6 +484,20 @@ _ENABLE_CUDA_GRAPHS = rx(
     r"(?:enable|turn on|switch on|use|add|with)\s+(?:te\s+|transformer[- ]engine\s+)?cuda[ _-]?graphs?"
     r"|(?:开启|启用|打开|使用|加上|开)\s*(?:te\s*)?cuda[ _-]?graphs?"
 )
+# Precision names as people write them; MXFP8 and NVFP4 before the plain FP8 they contain.
+_PRECISIONS = (
+    ("fp8mx", rx(r"\bmx[\s_-]?fp8\b|\bfp8[\s_-]?mx\b")),
+    ("nvfp4", rx(r"\bnv[\s_-]?fp4\b|\bfp4\b")),
+    ("fp8cs", rx(r"\bfp8(?:[\s_-]?cs)?\b")),
+    ("bf16", rx(r"\bbf16\b")),
+)
+
+
+def extract_precision(t: str) -> str | None:
+    """The training precision a request names ("in FP8", "用 MXFP8"), in Bridge's recipe-name codes."""
+    return next((code for code, pattern in _PRECISIONS if pattern.search(t)), None)
+
+
 _VALIDATE = rx(
     r"is (?:this|my) (?:config|configuration|setup|override|command)s? (?:valid|ok|right|correct|fine)"
     r"|check my"
@@ -647,6 +665,8 @@ def understand(
     slots["overrides"] = overrides
     if _ENABLE_CUDA_GRAPHS.search(t) and not any("cuda_graph" in key for key in overrides):
         slots["features"] = ["cuda_graphs"]
+    if "mixed_precision" not in overrides:  # a preset the user spells out wins
+        slots["precision"] = extract_precision(t_counts)
     seq = extract_seq_length(t_counts)
     if seq is None and "model.seq_length" in overrides and overrides["model.seq_length"].isdigit():
         seq = int(overrides["model.seq_length"])

@@ -22,3 +22,28 @@ def test_suggested_overrides_parse_back_to_the_same_values() -> None:
     parsed = parse_overrides(pasted)
     assert parsed == {k: v for k, v in overrides.items() if k in parsed}
     assert parsed["model.cpu_offloading_num_layers"] == 11
+
+
+def test_the_fit_verdict_is_said_in_the_answer_language() -> None:
+    import re
+
+    from assistant.compose import _fit_section
+    from assistant.recommend import Recommendation
+    from assistant.records import Cluster, Slots
+    from assistant.rules.fit import FitVerdict
+
+    rec = Recommendation(slots=Slots(), version="0.6.0", cluster=Cluster(num_gpus=2, gpu_type="a100"))
+    gb = 1e9
+    verdicts = {
+        "tight": FitVerdict(status="does-not-fit", peak_bytes=85.2 * gb, usable_bytes=85 * gb, tight=True),
+        "unknown": FitVerdict(
+            status="unknown", note="the model architecture is not known", note_zh="模型结构未知"
+        ),
+    }
+    for name, verdict in verdicts.items():
+        rec.fit = verdict
+        zh = "\n".join(_fit_section(rec, "zh"))
+        en = "\n".join(_fit_section(rec, "en"))
+        assert not re.search(r"[a-z]{4,}", zh.replace("GB", "")), (name, zh)  # no English sentence
+        assert "临界" in zh if name == "tight" else "模型结构未知" in zh
+        assert "borderline" in en if name == "tight" else "not known" in en

@@ -229,3 +229,20 @@ def test_installed_package_dir_gives_the_same_records(wheel_path: Path, records,
     assert set(by_name) == set(records)
     for name in EXPECTED:
         assert by_name[name].fields == records[name].fields
+
+
+def test_mixed_precision_presets_are_read_from_the_wheel(wheel_path: Path) -> None:
+    import json
+    import zipfile
+
+    from assistant.settings import KNOWLEDGE_BASE
+    from ingest.mixed_precision import extract_presets
+
+    with zipfile.ZipFile(wheel_path) as archive:
+        source = archive.read("megatron/bridge/training/mixed_precision.py").decode()
+    presets = extract_presets(source)
+    # mixed_precision.py:171 bf16_mixed, :272 bf16_with_fp8_current_scaling_mixed, :242 bf16_with_mxfp8_mixed
+    assert {"bf16_mixed", "bf16_with_fp8_current_scaling_mixed", "bf16_with_mxfp8_mixed"} <= set(presets)
+    assert "get_mixed_precision_config" not in presets and "register" not in presets  # not @register
+    bundled = json.loads((KNOWLEDGE_BASE / "mixed_precision.json").read_text(encoding="utf-8"))
+    assert bundled["versions"]["0.3.1"]["presets"] == presets

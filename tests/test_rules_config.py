@@ -83,3 +83,23 @@ def test_cuda_graph_scope_enum_strings_and_packing_flags():
 def test_unevaluated_recipe_expressions_do_not_blame_the_user():
     record = make_record(fields={"model.tensor_model_parallel_size": "<expr: tp_size>"})
     assert build_config(record, []).tp == 1
+
+
+def test_a_mixed_precision_override_sets_the_precision():
+    from assistant.rules.features import PRESET_OF_PRECISION, feature_overrides, precision_of_preset
+
+    record = make_record()
+    assert build_config(record, ["mixed_precision=bf16_with_mxfp8_mixed"]).precision == "fp8mx"
+    assert build_config(record, ["mixed_precision=bf16-with-fp8-current-scaling-mixed"]).precision == "fp8cs"
+    assert build_config(record, []).precision == record.precision
+    assert all(precision_of_preset(name) == code for code, name in PRESET_OF_PRECISION.items())
+    presets = ("bf16_mixed", "bf16_with_fp8_current_scaling_mixed")
+    asked = feature_overrides([], is_moe=False, precision="fp8cs", recipe_precision="bf16", presets=presets)
+    assert asked == {"mixed_precision": "bf16_with_fp8_current_scaling_mixed"}
+    # Nothing to switch: the recipe already trains in it, or the release has no such preset.
+    assert not feature_overrides(
+        [], is_moe=False, precision="fp8cs", recipe_precision="fp8cs", presets=presets
+    )
+    assert not feature_overrides(
+        [], is_moe=False, precision="fp8mx", recipe_precision="bf16", presets=presets
+    )

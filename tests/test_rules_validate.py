@@ -611,3 +611,18 @@ def test_offloading_allows_only_full_iteration_cuda_graphs():
     )
     assert not by_id(run(["pp=1", "model.cuda_graph_impl=full_iteration", *OFFLOAD]), "offload-cuda-graphs")
     assert not by_id(run(["pp=1", "model.cuda_graph_impl=transformer_engine"]), "offload-cuda-graphs")
+
+
+def test_a_precision_needs_the_tensor_cores_for_it():
+    fp8 = ["mixed_precision=bf16_with_fp8_current_scaling_mixed"]
+    on_a100 = one(run(fp8, gpu="a100"), "precision-gpu")
+    assert on_a100.severity == "error"
+    # Transformer Engine's check_fp8_support (pytorch/fp8.py) on compute capability 8.0.
+    assert on_a100.upstream_error == "Device compute capability 8.9 or higher required for FP8 execution."
+    assert on_a100.fix == "mixed_precision=bf16_mixed"
+    assert not by_id(run(fp8, gpu="h100"), "precision-gpu")
+    mx_on_h100 = one(run(["mixed_precision=bf16_with_mxfp8_mixed"], gpu="h100"), "precision-gpu")
+    assert mx_on_h100.fix == "mixed_precision=bf16_with_fp8_current_scaling_mixed"  # H100 does have FP8
+    assert not by_id(run(["mixed_precision=bf16_with_mxfp8_mixed"], gpu="b200"), "precision-gpu")
+    assert not by_id(run(gpu="a100"), "precision-gpu")  # the recipe's own BF16
+    assert one(run(gpu="a100", precision="fp8cs"), "precision-gpu")  # an FP8 recipe on A100

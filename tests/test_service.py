@@ -536,3 +536,18 @@ def test_a_recipe_without_an_architecture_launches_as_written(settings, version,
     assert ("--step_func wan_step" in command) == bool(step)
     assert [f["id"] for f in answer.findings] == ["arch-unknown-validated"]
     assert "own data config" in answer.answer_markdown
+
+
+def test_a_precision_asked_for_by_name_is_set_and_estimated(settings):
+    bf16 = ask("Pretrain Llama3 70B on 64 H100", version="0.6.0", settings=settings)
+    fp8 = ask("Pretrain Llama3 70B on 64 H100 in FP8", version="0.6.0", settings=settings)
+    assert "'mixed_precision=bf16_with_fp8_current_scaling_mixed'" in fp8.commands.multinode
+    assert "mixed_precision" not in bf16.commands.multinode
+    assert (
+        fp8.estimate["throughput"]["tokens_per_sec_per_gpu"]
+        > bf16.estimate["throughput"]["tokens_per_sec_per_gpu"]
+    )
+    # The GPUs decide: no FP8 tensor cores on A100, so the plan keeps BF16 and says why.
+    a100 = ask("Pretrain Llama3 8B on 8 A100 in FP8", version="0.6.0", settings=settings)
+    assert "mixed_precision" not in (a100.commands.torchrun or "")
+    assert [f["severity"] for f in a100.findings if f["id"] == "precision-gpu"] == ["warning"]

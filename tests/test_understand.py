@@ -173,6 +173,9 @@ CASES: list[tuple[str, dict]] = [
     ("2x8 H100", dict(num_gpus=16, num_nodes=2, gpus_per_node=8, gpu_type="h100")),
     ("one GPU", dict(num_gpus=1)),
     ("a single A100", dict(num_gpus=1, gpu_type="a100")),
+    ("Qwen3 8B SFT on 2 A100 40GB", dict(num_gpus=2, gpu_type="a100_40g")),
+    ("8张 A100-40G 显卡", dict(num_gpus=8, gpu_type="a100_40g")),
+    ("8 A100 80GB", dict(num_gpus=8, gpu_type="a100")),
     ("64 GPUs", dict(num_gpus=64)),
     ("8 nodes", dict(num_nodes=8, gpus_per_node=8, num_gpus=64)),
     ("H100 80GB", dict(gpu_type="h100", num_gpus=None, intent="recommend")),
@@ -726,3 +729,20 @@ def test_a_listed_question_splits_into_setups_and_a_plain_one_does_not() -> None
 )
 def test_asking_for_a_models_recipe_name_is_a_recommendation(text: str, intent: str) -> None:
     assert understand(text, known_stems=STEMS).intent == intent
+
+
+@pytest.mark.parametrize(
+    ("text", "precision"),
+    [
+        ("DeepSeek-V3 pretrain on 512 H100 with FP8", "fp8cs"),
+        ("用 MXFP8 在 64 张 B200 上预训练 Llama3 70B", "fp8mx"),
+        ("Llama3 70B in NVFP4 on GB300", "nvfp4"),
+        ("fp8-mx on b200", "fp8mx"),
+        ("Llama3 8B pretrain in bf16", "bf16"),
+        ("Llama3 8B pretrain on 8 H100", None),
+        ("run deepseek_v3_pretrain_1024gpu_h100_fp8cs_config on 1024 H100", None),  # a name, not a request
+        ("Llama3 8B with mixed_precision=bf16_mixed", None),  # the user's own preset wins
+    ],
+)
+def test_precision_requests(text, precision):
+    assert ask(text).precision == precision

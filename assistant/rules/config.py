@@ -204,6 +204,14 @@ def _pad_to_max_length(values: dict[str, Any]) -> bool | None:
     return None
 
 
+def _precision(user: dict[str, Any], recipe_precision: str | None) -> str | None:
+    """The recipe's precision, or the one a `mixed_precision=<preset>` override switches it to."""
+    from assistant.rules.features import precision_of_preset
+
+    preset = user.get("mixed_precision")
+    return (precision_of_preset(preset) if isinstance(preset, str) else None) or recipe_precision
+
+
 def build_config(
     record: RecipeRecord,
     overrides: dict[str, Any] | list[str] | None = None,
@@ -280,7 +288,7 @@ def build_config(
         model_seq_length=model_seq,
         global_batch_size=integer("train.global_batch_size"),
         micro_batch_size=integer("train.micro_batch_size"),
-        precision=record.precision,
+        precision=_precision(user, record.precision),
         peft=None
         if values.get("peft", record.peft) in (None, "none")
         else str(values.get("peft", record.peft)),

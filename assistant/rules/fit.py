@@ -23,7 +23,9 @@ class FitVerdict(Record):
     peak_bytes: float | None = None
     usable_bytes: float | None = None
     margin_bytes: float | None = None
-    note: str | None = None
+    tight: bool = False  # inside the memory estimator's typical error: it may go either way
+    note: str | None = None  # why the fit is unknown
+    note_zh: str | None = None
 
 
 def estimate_fit(
@@ -38,9 +40,15 @@ def estimate_fit(
     from assistant.estimate.memory import estimate_memory
 
     if arch is None:
-        return FitVerdict(status="unknown", note="the model architecture is not known")
+        return FitVerdict(
+            status="unknown", note="the model architecture is not known", note_zh="模型结构未知"
+        )
     if arch.is_hybrid:
-        return FitVerdict(status="unknown", note="hybrid Mamba layers are not in the memory estimator")
+        return FitVerdict(
+            status="unknown",
+            note="hybrid Mamba layers are not in the memory estimator",
+            note_zh="显存估算不包含混合 Mamba 层",
+        )
     values = {**record.fields, **(config.values if config else {})}
     recompute = (config.recompute_granularity if config else None) or record.recompute
     try:
@@ -67,5 +75,5 @@ def estimate_fit(
         peak_bytes=memory.peak_bytes,
         usable_bytes=memory.usable_bytes,
         margin_bytes=memory.margin_bytes,
-        note="within the estimator's typical error: watch the first steps" if memory.tight else None,
+        tight=memory.tight,
     )

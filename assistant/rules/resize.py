@@ -633,7 +633,7 @@ def _finish(
                 f"about {peak / 1e9:.0f} GB of {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB; if it runs "
                 "out of "
                 "memory, lower train.micro_batch_size first.",
-                f"尚未判断显存是否足够（{fit.note}）。"
+                f"尚未判断显存是否足够（{fit.note_zh or fit.note}）。"
                 f"粗略的参数显存估算显示最忙的 GPU 约需 {peak / 1e9:.0f} GB"
                 f"（共 {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB）；如果 OOM，先减小 train.micro_batch"
                 "_size。",

@@ -163,3 +163,7 @@ def invalid_choice(flag: str, value: str, choices: list[str]) -> str:
     """argparse's own message for a value outside `choices` (Python 3.10+ wording)."""
     listed = ", ".join(repr(choice) for choice in choices)
     return f"argument {flag}: invalid choice: {value!r} (choose from {listed})"
+
+
+# Transformer Engine's check_fp8_support on a GPU older than Ada/Hopper (raised when an FP8 recipe starts).
+FP8_DEVICE = "Device compute capability 8.9 or higher required for FP8 execution."

@@ -1048,6 +1048,60 @@ def rule_vlm_data(ctx: _Context) -> list[Finding]:
     ]
 
 
+# Tensor-core formats per GPU generation: FP8 from Hopper (Ada too, not in our GPU table), MXFP8 and NVFP4
+# from Blackwell.
+_PRECISION_GENERATIONS = {
+    "fp8cs": ("hopper", "blackwell"),
+    "fp8ds": ("hopper", "blackwell"),
+    "fp8sc": ("hopper", "blackwell"),
+    "fp8mx": ("blackwell",),
+    "nvfp4": ("blackwell",),
+}
+_PRECISION_NAMES = {"fp8cs": "FP8", "fp8ds": "FP8", "fp8sc": "FP8", "fp8mx": "MXFP8", "nvfp4": "NVFP4"}
+
+
+def precision_finding(
+    precision: str | None, gpu_type: str | None, *, kept: str | None = None
+) -> Finding | None:
+    """An error when the GPU has no tensor cores for the training precision (FP8 on A100, MXFP8 on H100),
+    with the best precision it does have as the fix; `kept`: the request was dropped and the plan keeps
+    this precision instead."""
+    needs = _PRECISION_GENERATIONS.get(precision or "")
+    if not needs or not gpu_type:
+        return None
+    generation = gpu_spec(gpu_type).generation
+    if generation in needs:
+        return None
+    name = _PRECISION_NAMES[precision or ""]
+    fallback = "bf16_with_fp8_current_scaling_mixed" if generation == "hopper" else "bf16_mixed"
+    generations = " or ".join(g.title() for g in needs)
+    if kept:
+        return finding(
+            "precision-gpu",
+            "warning",
+            f"{name} needs {generations} tensor cores and {gpu_type.upper()} ({generation.title()}) has "
+            f"none: the plan keeps the recipe's {kept.upper()}.",
+            f"{name} 需要 {generations} 架构的张量核心，{gpu_type.upper()}（{generation.title()}）没有："
+            f"方案保留配方自带的 {kept.upper()}。",
+            upstream.FP8_DEVICE if generation == "ampere" else None,
+        )
+    return finding(
+        "precision-gpu",
+        "error",
+        f"{name} needs {generations} tensor cores; {gpu_type.upper()} ({generation.title()}) has none, so "
+        "the run fails when Transformer Engine starts.",
+        f"{name} 需要 {generations} 架构的张量核心；{gpu_type.upper()}（{generation.title()}）没有，"
+        "Transformer Engine 启动时就会报错。",
+        upstream.FP8_DEVICE if generation == "ampere" else None,
+        kv(mixed_precision=fallback),
+    )
+
+
+def rule_precision_gpu(ctx: _Context) -> list[Finding]:
+    found = precision_finding(ctx.config.precision, ctx.cluster.gpu_type)
+    return [found] if found else []
+
+
 def rule_single_gpu(ctx: _Context) -> list[Finding]:
     config = ctx.config
     if ctx.world != 1 or config.is_peft or config.mode not in ("pretrain", "sft"):
@@ -1101,5 +1155,6 @@ RULES: list[Rule] = [
     rule_moe_pitfalls,
     rule_vlm_data,
     rule_single_gpu,
+    rule_precision_gpu,
     rule_override_sections,
 ]
