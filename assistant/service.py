@@ -533,6 +533,14 @@ def _ask(
     needed = [m for m in missing(slots) if m != "num_gpus"]
     if needed:
         question_back = clarifying_question(needed, answer_lang)
+        family = candidate_stems(slots.model_text, list(ctx.stems)) if slots.model_text else []
+        if "model" in needed and family:
+            listed = ", ".join(f"`{stem}`" for stem in family[:8])
+            question_back += " " + say(
+                answer_lang,
+                f"{slots.model_text} recipes exist for: {listed}.",
+                f"{slots.model_text} 有配方的型号：{listed}。",
+            )
         answer.follow_up = [question_back]
         # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
         # can answer in general: quote it, then ask what a tailored answer needs.

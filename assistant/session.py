@@ -129,10 +129,16 @@ def _bare_count(text: str) -> int | None:
 # ---------------------------------------------------------------- what is still missing
 
 
+_MODEL_SIZE = re.compile(r"\d+(?:\.\d+)?\s*[bmt]\b|\d+x\d+(?:\.\d+)?b\b", re.IGNORECASE)
+
+
 def missing(slots: Slots) -> list[str]:
     """Slot names the intent needs and the conversation has not said, in the order to ask for them."""
     needs: list[str] = []
-    has_model = bool(slots.model_stem or slots.hf_model_id)
+    # A model named with its size that we cannot place ("Gemma3 27B") still counts: the answer says there
+    # is no recipe for it and lists the family's. A family without a size ("Llama 3") is asked about.
+    sized_name = bool(slots.model_text and _MODEL_SIZE.search(slots.model_text))
+    has_model = bool(slots.model_stem or slots.hf_model_id or sized_name)
     if slots.intent == "recommend":
         if not has_model and not slots.recipe_name:
             needs.append("model")

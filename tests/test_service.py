@@ -551,3 +551,12 @@ def test_a_precision_asked_for_by_name_is_set_and_estimated(settings):
     a100 = ask("Pretrain Llama3 8B on 8 A100 in FP8", version="0.6.0", settings=settings)
     assert "mixed_precision" not in (a100.commands.torchrun or "")
     assert [f["severity"] for f in a100.findings if f["id"] == "precision-gpu"] == ["warning"]
+
+
+def test_a_family_without_a_size_is_asked_about_and_an_unknown_size_is_said(settings):
+    family = ask("Llama 3 SFT on 8 GPUs", version="0.6.0", settings=settings)
+    assert family.recipe is None and "`llama3_8b`" in family.answer_markdown
+    assert "`llama3_70b`" in family.answer_markdown
+    unknown = ask("Gemma3 27B pretraining on 32 B200", version="0.6.0", settings=settings)
+    assert unknown.recipe is None and "no recipe for **Gemma3 27B**" in unknown.answer_markdown
+    assert "`gemma3_1b`" in unknown.answer_markdown  # the family's recipes, not a guessed name

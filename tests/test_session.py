@@ -151,7 +151,8 @@ def test_from_empty_json() -> None:
         ("I want to train something", ["model", "goal", "num_gpus"]),
         ("Llama 3 8B", ["goal", "num_gpus"]),
         ("Llama 3 SFT on 8 GPUs", ["model"]),
-        ("Mixtral 8x7B SFT on 16 GPUs", ["model"]),
+        ("Mixtral 8x7B SFT on 16 GPUs", []),  # named with its size: answered as a model without a recipe
+        ("Gemma3 27B pretraining on 32 B200", []),
         ("在16张H100上做SFT", ["model"]),
         ("千问3 8B 预训练", ["num_gpus"]),
         ("first time trying Bridge", []),

@@ -252,8 +252,8 @@ def estimate_memory(
 
     def layer_bytes(is_moe: bool) -> float:
         plain, gemm = (plain_m, gemm_m) if is_moe else (plain_d, gemm_d)
-        replicated_norms = 0.0 if sp else tokens * (2 + gemm_byte) * 2 * d.hidden * (1 - 1 / t)
-        return tokens * (2 * plain + gemm_byte * gemm) / t + replicated_norms + scores
+        return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
+                                  sp=sp, scores=scores)  # fmt: skip
 
     full_dense = tokens * (2 * (plain_d + gemm_d)) / t + scores
     full_moe = tokens * (2 * (plain_m + gemm_m)) / t + scores
@@ -382,7 +382,8 @@ def layer_activation_bytes(
     micro_batch_size: int | None = None,
 ) -> float:
     """Saved activation bytes of one layer (mean over dense and MoE layers) for one micro-batch on one GPU,
-    without recompute: what CPU offloading moves to the host and back per layer."""
+    without recompute and with fused attention: what CPU offloading moves to the host and back per layer
+    (the same per-layer bytes estimate_memory counts)."""
     d = dims_of(arch)
     t, c = layout.tp, layout.cp
     tokens = seq_length * (micro_batch_size or layout.mbs) / c
@@ -392,8 +393,27 @@ def layer_activation_bytes(
     total = 0.0
     for is_moe, share in ((False, 1 - moe_frac), (True, moe_frac)):
         plain, gemm = _activation_elements(d, is_moe, set())
-        total += share * tokens * (2 * plain + gemm_byte * gemm) / t
+        total += share * _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t,
+                                            gemm_byte=gemm_byte, sp=layout.sp, scores=0.0)  # fmt: skip
     return total
+
+
+def _saved_layer_bytes(
+    plain: float,
+    gemm: float,
+    *,
+    tokens: float,
+    hidden: int,
+    t: int,
+    gemm_byte: float,
+    sp: bool,
+    scores: float,
+) -> float:
+    """Bytes one layer saves for backward on one rank and micro-batch: its activations (GEMM inputs in FP8
+    when the run is), the norm outputs each TP rank keeps whole without sequence parallelism, and unfused
+    attention scores."""
+    replicated_norms = 0.0 if sp else tokens * (2 + gemm_byte) * 2 * hidden * (1 - 1 / t)
+    return tokens * (2 * plain + gemm_byte * gemm) / t + replicated_norms + scores
 
 
 def _lora_params(d: Dims, layers: int, rank: int) -> float:
