@@ -45,7 +45,7 @@ def _load(version: str) -> Catalog:
             f"recipe catalog {path} cannot be read ({error}); regenerate it with "
             "`python -m ingest.catalog_build`"
         ) from error
-    return _with_forward_steps(Catalog.model_validate(payload))
+    return _with_mixed_precision(_with_forward_steps(Catalog.model_validate(payload)))
 
 
 @lru_cache(maxsize=1)
@@ -63,15 +63,17 @@ def forward_step_of(recipe_name: str) -> str | None:
     return next((step for prefix, step in _forward_step_table() if name.startswith(prefix)), None)
 
 
-@lru_cache(maxsize=8)
-def mixed_precision_presets(version: str) -> tuple[str, ...]:
-    """The mixed_precision preset names a release accepts (knowledge_base/mixed_precision.json, extracted
-    from its mixed_precision.py); empty when the table does not know the release."""
+def _with_mixed_precision(catalog: Catalog) -> Catalog:
+    """Give the launcher the mixed_precision preset names of its release (extracted from its
+    mixed_precision.py by `python -m ingest.mixed_precision`); none when the table does not know it."""
     path = CATALOG_DIR.parent / "mixed_precision.json"
     if not path.exists():
-        return ()
+        return catalog
     versions = json.loads(path.read_text(encoding="utf-8"))["versions"]
-    return tuple(versions.get(normalize_version(version), {}).get("presets", ()))
+    presets = versions.get(catalog.version, {}).get("presets", [])
+    return catalog.model_copy(
+        update={"launcher": catalog.launcher.model_copy(update={"mixed_precision_presets": presets})}
+    )
 
 
 def _with_forward_steps(catalog: Catalog) -> Catalog:

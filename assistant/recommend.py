@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assistant import hardware_data
-from assistant.catalog import forward_step_of, mixed_precision_presets
+from assistant.catalog import forward_step_of
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
@@ -429,7 +429,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         is_moe=bool(rec.arch and rec.arch.num_moe_experts),
         precision=None if unsupported else slots.precision,
         recipe_precision=record.precision,
-        presets=mixed_precision_presets(catalog.version),
+        presets=tuple(catalog.launcher.mixed_precision_presets),
     )
     result = resize(
         record,

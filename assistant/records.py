@@ -125,6 +125,8 @@ class LauncherSpec(Record):
     # (recipe-name prefix, forward step) for a launcher whose --step_func defaults to the text step instead
     # of inferring it (0.3.x-0.5.x); knowledge_base/forward_steps.json, Bridge's own table from v0.6.0.
     forward_steps: list[tuple[str, str]] = Field(default_factory=list)
+    # The names get_mixed_precision_config accepts in this release (knowledge_base/mixed_precision.json).
+    mixed_precision_presets: list[str] = Field(default_factory=list)
 
 
 class CatalogSource(Record):

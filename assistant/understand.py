@@ -431,6 +431,10 @@ _SHORT_IN_WORDS = rx(
 _TRAILING_PUNCTUATION = "?？!！.。,，;；:：)）"
 
 
+# ConfigContainer fields set by name at the top level (a recipe writes mixed_precision = "bf16_mixed").
+_ROOT_SCALAR_KEYS = frozenset({"mixed_precision"})
+
+
 def extract_overrides(text: str) -> dict[str, str]:
     """KEY=VALUE pairs whose key is a config path or a short parallelism name (tp, pp, ep, ...)."""
     out: dict[str, str] = {}
@@ -445,6 +449,8 @@ def extract_overrides(text: str) -> dict[str, str]:
             out[_SHORT_KEYS[lower]] = value
         elif "." in key and key.split(".")[0] in _OVERRIDE_ROOTS:
             out[key] = value
+        elif lower in _ROOT_SCALAR_KEYS:
+            out[lower] = value
     return out
 
 

@@ -232,3 +232,15 @@ def test_unexported_workload_configs_are_kept_unreachable(version: str, public_c
     assert len(benchmark) == public_constants  # survey §4: public constants in *_workload_base_configs.py
     hidden = [r for r in benchmark.values() if not r.reachable]
     assert hidden and all(not r.name.startswith("_") for r in hidden)
+
+
+def test_every_bundled_release_knows_its_mixed_precision_presets():
+    from assistant.catalog import available_versions, load_catalog
+
+    for version in available_versions():
+        presets = load_catalog(version).launcher.mixed_precision_presets
+        assert {"bf16_mixed", "bf16_with_fp8_current_scaling_mixed", "bf16_with_mxfp8_mixed"} <= set(presets)
+    assert (
+        "nemotron_3_super_bf16_with_nvfp4_mixed" not in load_catalog("0.3.1").launcher.mixed_precision_presets
+    )
+    assert "nemotron_3_super_bf16_with_nvfp4_mixed" in load_catalog("0.6.0").launcher.mixed_precision_presets

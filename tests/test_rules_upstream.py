@@ -234,3 +234,16 @@ def test_cpu_offloading_texts(ref):
     assert upstream_text(MCORE, ref, TC, "Pipeline parallelism with CPU offloading") == upstream.OFFLOAD_PP
     assert upstream_text(MCORE, ref, TC, "activation recomputation is enabled") == upstream.OFFLOAD_RECOMPUTE
     assert upstream_text(MCORE, ref, TC, "not supported with CPU offloading") == upstream.OFFLOAD_GRAPHS
+
+
+@pytest.mark.parametrize("ref", ALL_BRIDGE)
+def test_unknown_mixed_precision_text(ref):
+    from ingest.mixed_precision import MODULE_PATH, extract_presets
+
+    presets = extract_presets(_source(BRIDGE, ref, MODULE_PATH))
+    registry = sorted(set(presets) | {p.replace("_", "-") for p in presets if "_" in p})
+    text = upstream_text(
+        BRIDGE, ref, MODULE_PATH, "Unknown mixed-precision recipe", name="bf16_with_fp8_mixed",
+        valid=", ".join(registry),
+    )  # fmt: skip
+    assert text == upstream.unknown_mixed_precision("bf16-with-fp8-mixed", presets)

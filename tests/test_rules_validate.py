@@ -626,3 +626,24 @@ def test_a_precision_needs_the_tensor_cores_for_it():
     assert not by_id(run(["mixed_precision=bf16_with_mxfp8_mixed"], gpu="b200"), "precision-gpu")
     assert not by_id(run(gpu="a100"), "precision-gpu")  # the recipe's own BF16
     assert one(run(gpu="a100", precision="fp8cs"), "precision-gpu")  # an FP8 recipe on A100
+
+
+def test_a_mixed_precision_preset_must_exist_in_the_release():
+    from assistant.records import LauncherSpec
+
+    launcher = LauncherSpec(
+        script="scripts/training/run_recipe.py",
+        mixed_precision_presets=[
+            "bf16_mixed",
+            "bf16_with_mxfp8_mixed",
+            "bf16_with_fp8_current_scaling_mixed",
+        ],
+    )
+    typo = one(run(["mixed_precision=bf16_with_fp8_mixed"], launcher=launcher), "precision-unknown")
+    assert typo.severity == "error" and typo.fix == "mixed_precision=bf16_with_mxfp8_mixed"
+    assert typo.upstream_error.startswith("Unknown mixed-precision recipe 'bf16_with_fp8_mixed'. Available")
+    assert "bf16-mixed, bf16-with-fp8-current-scaling-mixed" in typo.upstream_error  # hyphenated too
+    assert not by_id(
+        run(["mixed_precision=bf16-with-mxfp8-mixed"], launcher=launcher, gpu="b200"), "precision-unknown"
+    )
+    assert not by_id(run(["mixed_precision=bf16_with_fp8_mixed"]), "precision-unknown")  # no table: unchecked

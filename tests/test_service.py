@@ -560,3 +560,12 @@ def test_a_family_without_a_size_is_asked_about_and_an_unknown_size_is_said(sett
     unknown = ask("Gemma3 27B pretraining on 32 B200", version="0.6.0", settings=settings)
     assert unknown.recipe is None and "no recipe for **Gemma3 27B**" in unknown.answer_markdown
     assert "`gemma3_1b`" in unknown.answer_markdown  # the family's recipes, not a guessed name
+
+
+def test_a_preset_the_release_does_not_have_is_caught(settings):
+    answer = ask(
+        "Is llama3_8b_pretrain_config with mixed_precision=bf16_with_fp8_mixed valid on 8 H100?",
+        version="0.6.0", settings=settings,
+    )  # fmt: skip
+    assert [f["id"] for f in answer.findings] == ["precision-unknown"]
+    assert "Unknown mixed-precision recipe 'bf16_with_fp8_mixed'" in answer.answer_markdown

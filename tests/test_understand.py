@@ -746,3 +746,9 @@ def test_asking_for_a_models_recipe_name_is_a_recommendation(text: str, intent: 
 )
 def test_precision_requests(text, precision):
     assert ask(text).precision == precision
+
+
+def test_a_mixed_precision_preset_is_an_override():
+    slots = ask("Is llama3_8b_pretrain_config with mixed_precision=bf16_with_fp8_mixed valid on 8 H100?")
+    assert slots.overrides == {"mixed_precision": "bf16_with_fp8_mixed"}
+    assert slots.intent == "validate" and slots.precision is None  # the preset itself is checked

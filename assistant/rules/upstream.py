@@ -167,3 +167,11 @@ def invalid_choice(flag: str, value: str, choices: list[str]) -> str:
 
 # Transformer Engine's check_fp8_support on a GPU older than Ada/Hopper (raised when an FP8 recipe starts).
 FP8_DEVICE = "Device compute capability 8.9 or higher required for FP8 execution."
+
+
+def unknown_mixed_precision(name: str, presets: list[str]) -> str:
+    """Bridge training/mixed_precision.py get_mixed_precision_config (ValueError), identical in 0.3.1 .. main;
+    its registry holds every preset under its name and, when the name has "_", its hyphenated spelling."""
+    keys = set(presets) | {p.replace("_", "-") for p in presets if "_" in p}
+    valid = ", ".join(sorted(keys))
+    return f"Unknown mixed-precision recipe '{name.replace('-', '_')}'. Available recipes: {valid}."

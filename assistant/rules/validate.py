@@ -7,6 +7,7 @@ assistant/rules/versions.py.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from math import prod
@@ -1097,7 +1098,23 @@ def precision_finding(
     )
 
 
-def rule_precision_gpu(ctx: _Context) -> list[Finding]:
+def rule_precision(ctx: _Context) -> list[Finding]:
+    """A `mixed_precision` preset the release does not register, or a precision the GPU cannot run."""
+    preset = ctx.config.values.get("mixed_precision")
+    presets = ctx.launcher.mixed_precision_presets if ctx.launcher else []
+    if isinstance(preset, str) and presets and preset.replace("-", "_") not in presets:
+        nearest = difflib.get_close_matches(preset.replace("-", "_"), presets, n=1, cutoff=0.5)
+        return [
+            finding(
+                "precision-unknown",
+                "error",
+                f"mixed_precision={preset} is not a preset of Megatron-Bridge {ctx.version}; the run stops "
+                "while the config is built.",
+                f"mixed_precision={preset} 不是 Megatron-Bridge {ctx.version} 的预设名；构建配置时就会报错。",
+                upstream.unknown_mixed_precision(preset, presets),
+                kv(mixed_precision=nearest[0]) if nearest else None,
+            )
+        ]
     found = precision_finding(ctx.config.precision, ctx.cluster.gpu_type)
     return [found] if found else []
 
@@ -1155,6 +1172,6 @@ RULES: list[Rule] = [
     rule_moe_pitfalls,
     rule_vlm_data,
     rule_single_gpu,
-    rule_precision_gpu,
+    rule_precision,
     rule_override_sections,
 ]
