@@ -14,6 +14,7 @@ from typing import Any
 
 from rank_bm25 import BM25Okapi
 
+from assistant.catalog import available_versions
 from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, named_releases, tokenize
 from assistant.records import Hit, SearchResult
@@ -56,12 +57,11 @@ class Filters:
         )
 
 
-def _marked_for(passage_versions: str, version: str) -> bool:
-    """True for a passage written for some releases only, this one among them (a "(v0.3.1)" section)."""
-    from assistant.catalog import available_versions
-
+def _marked_for(passage_versions: str, version: str, releases: int) -> bool:
+    """True for a passage written for some of the `releases` only, this one among them (a "(v0.3.1)"
+    section)."""
     versions = passage_versions.split(",")
-    return passage_versions != "all" and version in versions and len(versions) < len(available_versions())
+    return passage_versions != "all" and version in versions and len(versions) < releases
 
 
 def _clean_query(query: str) -> str:
@@ -143,8 +143,9 @@ class HybridRetriever:
                 fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (RRF_K + rank + 1)
         if version and version in named_releases(text):
             # A question that names its release wants the passages written for that release first.
+            releases = len(available_versions())
             for chunk_id in fused:
-                if _marked_for(self._meta[self._position[chunk_id]].get("version", "all"), version):
+                if _marked_for(self._meta[self._position[chunk_id]].get("version", "all"), version, releases):
                     fused[chunk_id] += RELEASE_BONUS / (RRF_K + 1)
         best_dense = max((score for _, score in dense), default=0.0)
         best_bm25 = max((score for _, score in lexical), default=0.0)

@@ -41,7 +41,7 @@ from assistant.rules.fit import estimate_fit
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
-from assistant.understand import asks_about_speed, is_question, split_cases, understand
+from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.version_facts import dataset_fact, launcher_facts
 
 log = logging.getLogger(__name__)
@@ -247,9 +247,6 @@ def _validate_answer(
     return "\n\n".join(part for part in parts if part), rec
 
 
-_PACKING = re.compile(r"\bpack(?:ed|ing)?\b|打包", re.IGNORECASE)
-
-
 def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
     """The rules that need no model, on the values a question states without naming one ("packed SFT with
     micro_batch_size=4?"): only findings whose fix changes a key the user set, since everything else about
@@ -259,7 +256,7 @@ def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
         return []
     record = RecipeRecord(
         name="your config", canonical="your config", version=version, kind="library", family="",
-        source=SourceRef(path="", line=0), mode=slots.goal, packed_sequence=bool(_PACKING.search(text)),
+        source=SourceRef(path="", line=0), mode=slots.goal, packed_sequence=mentions_packing(text),
     )  # fmt: skip
     config = build_config(record, stated, version=version)
     cluster = Cluster(num_gpus=config.tp * config.pp * config.cp)

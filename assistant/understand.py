@@ -560,6 +560,14 @@ def asks_about_speed(text: str) -> bool:
     return bool(_SLOW.search(normalise(_prose(text))))
 
 
+_PACKING = rx(r"\bpack(?:ed|ing)?\b|打包")
+
+
+def mentions_packing(text: str) -> bool:
+    """The user trains on packed sequences ("packed SFT", "序列打包")."""
+    return bool(_PACKING.search(normalise(_prose(text))))
+
+
 def is_question(text: str) -> bool:
     """The text asks something (a question form), rather than only stating a setup."""
     prose = normalise(_prose(text))

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.catalog import available_versions
 from assistant.errors import UserError
 from assistant.lexical import is_chinese
 from assistant.rules.versions import version_key
@@ -324,8 +325,6 @@ def chunk_text(
 def _section_version(document_version: str, text: str) -> str:
     """Narrow a document's versions to the releases its section is marked for (a "(v0.6.0+)" section of a
     page about every release is not an answer for v0.3.1)."""
-    from assistant.catalog import available_versions
-
     versions = available_versions() if document_version == "all" else document_version.split(",")
     marked = marked_versions(text, versions)
     return ",".join(marked) if marked else document_version

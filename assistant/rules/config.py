@@ -14,6 +14,7 @@ from pydantic import Field
 
 from assistant.errors import UserError
 from assistant.records import Mode, RecipeRecord, Record
+from assistant.rules.features import precision_of_preset
 from assistant.rules.versions import normalize_version
 
 SHORTCUTS: dict[str, tuple[str, ...]] = {
@@ -206,8 +207,6 @@ def _pad_to_max_length(values: dict[str, Any]) -> bool | None:
 
 def _precision(user: dict[str, Any], recipe_precision: str | None) -> str | None:
     """The recipe's precision, or the one a `mixed_precision=<preset>` override switches it to."""
-    from assistant.rules.features import precision_of_preset
-
     preset = user.get("mixed_precision")
     return (precision_of_preset(preset) if isinstance(preset, str) else None) or recipe_precision
 
