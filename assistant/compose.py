@@ -361,24 +361,39 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
     if nearest.min_gpus and nearest.min_gpus_layout is not None:
         best = nearest.min_gpus_layout
         peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
+        layout = _layout_in_words(best, lang)
+        keys = " ".join(f"`{k}={render_value(v)}`" for k, v in best.overrides.items())
         lines.append(
-            f"The fewest GPUs that fit: **{nearest.min_gpus}** with {_layout(best.plan)} "
-            f"(about {peak} per GPU, {speed} tokens/s per GPU)."
+            f"The fewest GPUs that fit: **{nearest.min_gpus}** with {layout} "
+            f"(about {peak} per GPU, {speed} tokens/s per GPU). {keys}"
             if lang != "zh"
-            else f"能放下的最少 GPU 数：**{nearest.min_gpus}** 张，布局 {_layout(best.plan)}"
-            f"（每张 GPU 约 {peak}，约 {speed} tokens/s）。"
+            else f"能放下的最少 GPU 数：**{nearest.min_gpus}** 张，布局 {layout}"
+            f"（每张 GPU 约 {peak}，约 {speed} tokens/s）。{keys}"
         )
     return lines
 
 
-def _layout_and_recompute(layout) -> str:
-    return _layout(layout.plan) + (f", recompute {layout.recompute}" if layout.recompute else "")
+def _layout_in_words(layout, lang: str) -> str:
+    """A searched layout in words: sizes, then what it needs besides them (Megatron-FSDP, recompute, CPU
+    offloading), since a layout that fits only with those would not fit without them."""
+    extras = [
+        "Megatron-FSDP" if layout.fsdp else "",
+        say(lang, f"recompute {layout.recompute}", f"重计算 {layout.recompute}") if layout.recompute else "",
+        say(
+            lang,
+            f"CPU offloading of {layout.offload_layers} layers",
+            f"CPU 卸载 {layout.offload_layers} 层激活",
+        )
+        if layout.offload_layers
+        else "",
+    ]
+    return ", ".join([_layout(layout.plan), *(e for e in extras if e)])
 
 
 def _fitting_line(rec: Recommendation, lang: str) -> str:
     """The plan does not fit, but another layout on the same GPUs does: the fastest of those."""
     best = rec.nearest.best_here
-    layout = _layout_and_recompute(best)
+    layout = _layout_in_words(best, lang)
     peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
     if best.memory.tight:
         peak += say(lang, " (tight: inside the estimator's error)", "（余量在估计误差之内）")
@@ -395,7 +410,7 @@ def _fitting_line(rec: Recommendation, lang: str) -> str:
 
 def _faster_line(rec: Recommendation, lang: str) -> str:
     f = rec.faster
-    layout = _layout_and_recompute(f)
+    layout = _layout_in_words(f, lang)
     ours, theirs = f"{rec.speed.tokens_per_sec_per_gpu:,.0f}", f"{f.throughput.tokens_per_sec_per_gpu:,.0f}"
     keys = changed_overrides(f.overrides, rec.plan)
     if lang == "zh":
