@@ -231,9 +231,15 @@ def select_recipe(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> Select
 
 
 def benchmark_recipe(
-    catalog: Catalog, stem: str, goal: str | None, gpu_type: str | None, num_gpus: int | None
+    catalog: Catalog,
+    stem: str,
+    goal: str | None,
+    gpu_type: str | None,
+    num_gpus: int | None,
+    precision: str | None = None,
 ) -> RecipeRecord | None:
-    """The benchmark recipe of this model for the GPU type, nearest GPU count, bf16 first."""
+    """The benchmark recipe of this model for the GPU type, nearest GPU count, in the precision asked for
+    (else BF16) first: benchmark recipes are measured per precision, so their precision is not overridden."""
     candidates = [
         r
         for r in catalog.recipes
@@ -250,7 +256,7 @@ def benchmark_recipe(
         distance = abs(math.log((count or 1) / (num_gpus or count or 1)))
         return (
             distance,
-            record.precision != "bf16",
+            record.precision != (precision or "bf16"),
             bool(split_recipe_name(record.name).variant),
             record.name,
         )
@@ -381,7 +387,9 @@ def _selection(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Selection
     if slots.intent == "first_try" and not slots.model_stem:
         return exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
     if slots.intent == "benchmark" and slots.model_stem:
-        record = benchmark_recipe(catalog, slots.model_stem, slots.goal, slots.gpu_type, slots.num_gpus)
+        record = benchmark_recipe(
+            catalog, slots.model_stem, slots.goal, slots.gpu_type, slots.num_gpus, slots.precision
+        )
         return Selection(record, "exact", slots.model_stem) if record else None
     return select_recipe(catalog, slots, arch_of)
 

@@ -101,8 +101,8 @@ def _same_model(old: Slots, new: Slots) -> bool:
 def _merged_intent(old: Slots, new: Slots) -> str:
     """Follow-ups keep a benchmark thread ("Llama 3 70B", "H100"), and a first try while no model is named.
 
-    A question that only changes the plan of a running recommendation ("改成 LoRA 呢？", "what about 128K?")
-    continues it, even when its wording reads like a question about the docs."""
+    A question that only changes the plan of a running recommendation ("改成 LoRA 呢？", "what about 128K?",
+    "换成 FP8 呢？") continues it, even when its wording reads like a question about the docs."""
     continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
     if new.intent == "explain" and continues and _changes_plan(new):
         return old.intent
@@ -116,8 +116,17 @@ def _merged_intent(old: Slots, new: Slots) -> str:
 def _changes_plan(slots: Slots) -> bool:
     return any(
         getattr(slots, name) is not None
-        for name in ("goal", "peft_scheme", "num_gpus", "num_nodes", "gpu_type", "seq_length", "version")
-    )
+        for name in (
+            "goal",
+            "peft_scheme",
+            "num_gpus",
+            "num_nodes",
+            "gpu_type",
+            "seq_length",
+            "version",
+            "precision",
+        )
+    ) or bool(slots.features)
 
 
 def _bare_count(text: str) -> int | None:

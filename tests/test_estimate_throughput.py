@@ -128,3 +128,15 @@ def test_pipeline_sends_are_exposed_without_interleaving() -> None:
     hidden = Calibration(pp_exposed=0.0)
     assert run(plan(64, 4, 8, 5, 256), calibration=hidden).exposed_comm_s.pp == 0.0
     assert run(plan(64, 4, 8, None, 256), calibration=hidden).exposed_comm_s.pp > 0.0
+
+
+def test_export_variants_borrow_the_fit_and_keep_their_own_links() -> None:
+    # H800: the H100's chip and memory with NVLink cut to 400 GB/s; the fit has no H800 row, so it uses
+    # the H100's efficiencies and only the TP traffic over the slower NVLink costs time.
+    cal = hardware_data.calibration()
+    assert HW["h800"].calibration_key == "h100" and HW["h100"].calibration_key == "h100"
+    tensor_parallel = plan(64, 8, 2, None, 256)
+    h100 = estimate_throughput(LLAMA3_70B, tensor_parallel, HW["h100"], seq_length=8192, calibration=cal)
+    h800 = estimate_throughput(LLAMA3_70B, tensor_parallel, HW["h800"], seq_length=8192, calibration=cal)
+    assert h800.exposed_comm_s.tp > h100.exposed_comm_s.tp
+    assert h800.compute_s == pytest.approx(h100.compute_s)

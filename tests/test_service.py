@@ -573,3 +573,24 @@ def test_a_preset_the_release_does_not_have_is_caught(settings):
     )  # fmt: skip
     assert [f["id"] for f in answer.findings] == ["precision-unknown"]
     assert "Unknown mixed-precision recipe 'bf16_with_fp8_mixed'" in answer.answer_markdown
+
+
+def test_a_follow_up_that_names_a_precision_or_feature_continues_the_plan(settings):
+    conversation = Conversation()
+    ask("我想用 32 张 H100 预训练 Llama3 70B", settings=settings, conversation=conversation)
+    fp8 = ask("换成 FP8 呢？", settings=settings, conversation=conversation)
+    assert fp8.intent == "recommend" and fp8.recipe.name == "llama3_70b_pretrain_config"
+    assert "mixed_precision=bf16_with_fp8_current_scaling_mixed" in fp8.commands.multinode
+    graphs = ask("what about with CUDA graphs?", settings=settings, conversation=conversation)
+    assert "mixed_precision=bf16_with_fp8_current_scaling_mixed" in graphs.commands.multinode  # remembered
+    assert "model.cuda_graph_impl=transformer_engine" in graphs.commands.multinode
+
+
+def test_a_benchmark_in_a_named_precision_runs_that_precisions_recipe(settings):
+    answer = ask("benchmark Qwen3 30B-A3B on 8 B200 in MXFP8", version="0.6.0", settings=settings)
+    assert answer.recipe.name == "qwen3_30b_a3b_pretrain_8gpu_b200_fp8mx_config"
+    assert "mixed_precision" not in answer.commands.torchrun  # measured as published, not overridden
+    assert (
+        ask("benchmark Qwen3 30B-A3B on 8 B200", version="0.6.0", settings=settings).recipe.precision
+        == "bf16"
+    )

@@ -176,6 +176,8 @@ CASES: list[tuple[str, dict]] = [
     ("Qwen3 8B SFT on 2 A100 40GB", dict(num_gpus=2, gpu_type="a100_40g")),
     ("8张 A100-40G 显卡", dict(num_gpus=8, gpu_type="a100_40g")),
     ("8 A100 80GB", dict(num_gpus=8, gpu_type="a100")),
+    ("在 16 张 H800 上预训练", dict(num_gpus=16, gpu_type="h800")),
+    ("8x H20", dict(num_gpus=8, gpu_type="h20")),
     ("64 GPUs", dict(num_gpus=64)),
     ("8 nodes", dict(num_nodes=8, gpus_per_node=8, num_gpus=64)),
     ("H100 80GB", dict(gpu_type="h100", num_gpus=None, intent="recommend")),

@@ -28,6 +28,11 @@ class GpuSpec(Record):
     host_memory_bytes: float  # CPU memory per GPU, where offloaded activations wait
     aliases: list[str] = []
     approximate: list[str] = []
+    calibrated_as: str | None = None  # a variant without published runs uses this GPU's efficiencies
+
+    @property
+    def calibration_key(self) -> str:
+        return self.calibrated_as or self.key
 
     @property
     def blackwell(self) -> bool:
@@ -79,6 +84,7 @@ def load_hardware(data: dict[str, Any]) -> dict[str, GpuSpec]:
             host_memory_bytes=row["host_memory_gib"] * GIB,
             aliases=row.get("aliases", []),
             approximate=row.get("approximate", []),
+            calibrated_as=row.get("calibrated_as"),
         )
     return specs
 

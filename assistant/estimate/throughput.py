@@ -172,7 +172,7 @@ def estimate_throughput(
     flops = flops_per_token(d, seq_length, t)
     tokens_gpu = gbs * seq_length / gpus  # tokens each GPU processes per step (work is evenly split)
     peft_factor = 2 / 3 if mode == "peft" else 1.0  # frozen weights get no weight-gradient GEMM
-    eff = cal.gemm_eff(hw.key, precision)
+    eff = cal.gemm_eff(hw.calibration_key, precision)
     dense_width = min(d.hidden, d.ffn if d.dense_layers else d.hidden) / t
     expert_width = min(d.hidden, d.moe_ffn) / et if d.experts else 1.0
     # A GEMM needs arithmetic intensity (its width) in proportion to the peak it runs at before it stops
