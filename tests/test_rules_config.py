@@ -103,3 +103,9 @@ def test_a_mixed_precision_override_sets_the_precision():
     assert not feature_overrides(
         [], is_moe=False, precision="fp8mx", recipe_precision="bf16", presets=presets
     )
+
+
+@pytest.mark.parametrize("override", ["train.micro_batch_size=0", "model.tensor_model_parallel_size=-2"])
+def test_a_size_below_one_is_refused_with_its_key(override):
+    with pytest.raises(UserError, match=override.split("=")[0] + " must be at least 1"):
+        build_config(make_record(), [override])

@@ -647,3 +647,10 @@ def test_a_mixed_precision_preset_must_exist_in_the_release():
         run(["mixed_precision=bf16-with-mxfp8-mixed"], launcher=launcher, gpu="b200"), "precision-unknown"
     )
     assert not by_id(run(["mixed_precision=bf16_with_fp8_mixed"]), "precision-unknown")  # no table: unchecked
+
+
+def test_a_mixed_precision_that_is_not_a_name_is_caught():
+    from assistant.records import LauncherSpec
+
+    launcher = LauncherSpec(script="scripts/training/run_recipe.py", mixed_precision_presets=["bf16_mixed"])
+    assert one(run(["mixed_precision=[1,2]"], launcher=launcher), "precision-unknown").severity == "error"

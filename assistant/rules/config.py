@@ -167,6 +167,22 @@ def _first(values: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return next((values[key] for key in keys if values.get(key) is not None), None)
 
 
+# Sizes and counts a run divides by: 0 or less is a typo, not a setting.
+_AT_LEAST_ONE = frozenset(
+    {
+        "model.tensor_model_parallel_size",
+        "model.pipeline_model_parallel_size",
+        "model.context_parallel_size",
+        "model.expert_model_parallel_size",
+        "model.expert_tensor_parallel_size",
+        "train.global_batch_size",
+        "train.micro_batch_size",
+        "dataset.seq_length",
+        "model.seq_length",
+    }
+)
+
+
 def _as_int(value: Any, key: str) -> int | None:
     if value is None:
         return None
@@ -252,6 +268,8 @@ def build_config(
         if key not in user and (isinstance(raw, bool) or not isinstance(raw, int)):
             raw = None  # a recipe expression we could not evaluate statically
         value = _as_int(raw, key)
+        if value is not None and value < 1 and key in user and key in _AT_LEAST_ONE:
+            raise UserError(f"{key} must be at least 1, got {value}")
         return default if value is None else value
 
     dataset_seq = integer("dataset.seq_length")

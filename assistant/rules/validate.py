@@ -1102,7 +1102,9 @@ def rule_precision(ctx: _Context) -> list[Finding]:
     """A `mixed_precision` preset the release does not register, or a precision the GPU cannot run."""
     preset = ctx.config.values.get("mixed_precision")
     presets = ctx.launcher.mixed_precision_presets if ctx.launcher else []
-    if isinstance(preset, str) and presets and preset.replace("-", "_") not in presets:
+    if preset is not None and not isinstance(preset, str):
+        preset = str(preset)  # a list or number where Bridge expects a preset name
+    if preset is not None and presets and preset.replace("-", "_") not in presets:
         nearest = difflib.get_close_matches(preset.replace("-", "_"), presets, n=1, cutoff=0.5)
         return [
             finding(
