@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
@@ -335,6 +335,17 @@ def _clip(question: str) -> str:
     return text[: MAX_QUERY_CHARS * 25]
 
 
+@dataclass(frozen=True)
+class _Turn:
+    """How one question is answered: the caller's choices, shared by a question and the setups it lists."""
+
+    settings: Settings
+    lang: str = "auto"  # the answer language, or "auto" for the question's
+    use_llm: bool | None = None  # None: phrase with the LLM when one is configured
+    pinned: bool = False  # the caller fixed the version: a version named in the text does not switch it
+    brief: bool = False  # one setup among several: its checklist and sources come once, with the whole
+
+
 def ask(
     question: str,
     *,
@@ -350,24 +361,15 @@ def ask(
     reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
     """
     base_version = resolve_version(version or (conversation.slots.version if conversation else None))
+    turn = _Turn(settings or get_settings(), lang, use_llm, pinned=version is not None)
     try:
         cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
         if cases:
-            answer = _ask_cases(
-                question, cases, base_version, lang, settings, use_llm, pinned=version is not None
-            )
+            answer = _ask_cases(question, cases, base_version, turn)
             if conversation is not None:
                 conversation.several_setups(answer.language, answer.slots.version)
             return answer
-        return _ask(
-            question,
-            version=base_version,
-            conversation=conversation,
-            lang=lang,
-            settings=settings,
-            use_llm=use_llm,
-            pinned=version is not None,
-        )
+        return _ask(question, base_version, turn, conversation)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
         prefix = say(answer_lang, "I cannot use part of this request: ", "这个请求中有一部分无法使用：")
@@ -387,35 +389,15 @@ def _is_setup(text: str, ctx: VersionContext) -> bool:
     return named or slots.intent == "first_try"
 
 
-def _ask_cases(
-    question: str,
-    cases: list[str],
-    version: str,
-    lang: str,
-    settings: Settings | None,
-    use_llm: bool | None,
-    *,
-    pinned: bool,
-) -> Answer:
+def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> Answer:
     """One answer per listed setup, each on its own slots, then the checklist and sources once."""
-    settings = settings or get_settings()
     text = _clip(question).strip()
     ctx = version_context(version)
     whole = hear(text, ctx, None)
-    answer_lang = whole.language if lang == "auto" else lang
-    answers = [
-        _ask(
-            case,
-            version=version,
-            lang=answer_lang,
-            settings=settings,
-            use_llm=use_llm,
-            pinned=pinned,
-            brief=True,
-        )
-        for case in cases
-    ]
-    hits = _retrieve(settings, text, answer_lang, ctx.catalog.version)
+    answer_lang = whole.language if turn.lang == "auto" else turn.lang
+    each = replace(turn, lang=answer_lang, brief=True)
+    answers = [_ask(case, version, each) for case in cases]
+    hits = _retrieve(turn.settings, text, answer_lang, ctx.catalog.version)
     citations = citations_from(hits)
     items = checklist(ctx.catalog, answer_lang)
     head = say(
@@ -442,25 +424,14 @@ def _ask_cases(
     )
 
 
-def _ask(
-    question: str,
-    *,
-    version: str | None = None,
-    conversation: Conversation | None = None,
-    lang: str = "auto",
-    settings: Settings | None = None,
-    use_llm: bool | None = None,
-    pinned: bool = False,
-    brief: bool = False,
-) -> Answer:
-    """`brief`: one setup among several; its checklist and sources come once, with the whole answer."""
-    settings = settings or get_settings()
+def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | None = None) -> Answer:
+    settings = turn.settings
     text = _clip(question).strip()
     ctx = version_context(version)
     slots = hear(text, ctx, conversation)
-    if slots.version and not pinned:
+    if slots.version and not turn.pinned:
         ctx = version_context(resolve_version(slots.version))
-    answer_lang = slots.language if lang == "auto" else lang
+    answer_lang = slots.language if turn.lang == "auto" else turn.lang
     answer = Answer(
         language=answer_lang,
         intent=slots.intent,
@@ -562,20 +533,13 @@ def _ask(
             answer.answer_markdown = clarifying_question(missing(slots) or ["model"], answer_lang)
         answer.follow_up = [answer.answer_markdown]
         return answer
-    return _answer_from(answer, rec, ctx, text, answer_lang, settings, use_llm, brief=brief)
+    return _answer_from(answer, rec, ctx, text, answer_lang, turn)
 
 
 def _answer_from(
-    answer: Answer,
-    rec: Recommendation,
-    ctx: VersionContext,
-    text: str,
-    lang: str,
-    settings: Settings,
-    use_llm: bool | None,
-    *,
-    brief: bool = False,
+    answer: Answer, rec: Recommendation, ctx: VersionContext, text: str, lang: str, turn: _Turn
 ) -> Answer:
+    settings = turn.settings
     preface: list[str] = []
     if rec.switched_to_peft:
         preface.append(
@@ -603,7 +567,7 @@ def _answer_from(
                 f"你没有说明 GPU 数量，以下按配方的 {rec.cluster.num_gpus} 张计算。",
             )
         )
-    if not brief:
+    if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
         answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
         answer.checklist = checklist(ctx.catalog, lang)
@@ -635,7 +599,7 @@ def _answer_from(
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
-    if use_llm or (use_llm is None and settings.llm_base_url):
+    if turn.use_llm or (turn.use_llm is None and settings.llm_base_url):
         from assistant.phrase import phrase
 
         phrased = phrase(answer, settings)
