@@ -128,11 +128,16 @@ def test_plan_that_cannot_fit_says_how_many_gpus():
 def test_plan_search_option():
     data = as_json("plan", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--search")
     search = data["search"]
-    assert search["available"] in (True, False)
-    if search["available"]:
-        assert all(layout["plan"]["num_gpus"] == 8 for layout in search["layouts"])
-    else:
-        assert "not available" in search["message"]
+    assert search["available"] is True and search["layouts"]
+    assert all(layout["plan"]["num_gpus"] == 8 for layout in search["layouts"])
+    assert [layout["rank"] for layout in search["layouts"]] == list(range(1, len(search["layouts"]) + 1))
+    # The search runs in the precision the overrides set, not the recipe's.
+    fp8 = as_json(
+        "plan", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--search",
+        "mixed_precision=bf16_with_fp8_current_scaling_mixed",
+    )["search"]["layouts"]  # fmt: skip
+    speed = "tokens_per_sec_per_gpu"
+    assert fp8[0]["throughput"][speed] > search["layouts"][0]["throughput"][speed]
 
 
 @pytest.mark.parametrize(

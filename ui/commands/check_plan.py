@@ -178,10 +178,8 @@ def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
             "available": False,
             "message": "layout search needs the model architecture, which is not bundled",
         }
-    try:
-        from assistant.estimate.search import search_layouts
-    except ImportError:
-        return {"available": False, "message": "layout search is not available yet (estimator not installed)"}
+    from assistant.estimate.search import search_layouts
+
     config = result.config
     layouts = search_layouts(
         arch,
@@ -189,7 +187,7 @@ def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
         seq_length=seq_len or (config.seq_length if config else None) or 4096,
         global_batch_size=(result.plan.gbs if result.plan else None) or record.global_batch_size or 128,
         mode=record.mode or "pretrain",
-        precision=record.precision or "bf16",
+        precision=(config.precision if config else None) or record.precision or "bf16",
         top_k=5,
     )
     return {"available": True, "layouts": [layout.to_json() for layout in layouts]}
