@@ -16,8 +16,8 @@ T = {
     "recipe": ("Recipe", "推荐配方"),
     "alias_of": ("an alias of", "它是以下函数的别名："),
     "defaults": ("Recipe defaults", "配方默认值"),
-    "min_gpus": ("needs at least {n} GPUs", "至少需要 {n} 张 GPU"),
-    "name_gpus": ("validated on {n} GPUs (in its name)", "函数名中标注在 {n} 张 GPU 上验证"),
+    "min_gpus": ("needs at least {n} GPU{s}", "至少需要 {n} 张 GPU"),
+    "name_gpus": ("validated on {n} GPU{s} (in its name)", "函数名中标注在 {n} 张 GPU 上验证"),
     "plan": ("Plan on your {n} × {gpu}", "在你的 {n} × {gpu} 上的方案"),
     "no_plan": (
         "No valid layout on {n} × {gpu}; see the findings.",
@@ -175,9 +175,11 @@ def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
     ]
     gpu_bits = []
     if record.min_gpus:
-        gpu_bits.append(t("min_gpus", lang, n=record.min_gpus))
+        gpu_bits.append(t("min_gpus", lang, n=record.min_gpus, s="" if record.min_gpus == 1 else "s"))
     if record.encoded_gpus:
-        gpu_bits.append(t("name_gpus", lang, n=record.encoded_gpus))
+        gpu_bits.append(
+            t("name_gpus", lang, n=record.encoded_gpus, s="" if record.encoded_gpus == 1 else "s")
+        )
     lines = [
         head,
         f"_{note}_",
@@ -290,7 +292,25 @@ def _fit_section(rec: Recommendation, lang: str) -> list[str]:
             f"no — about {need} needed per GPU, {usable} usable",
             f"不够 —— 每张 GPU 约需 {need}，可用 {usable}",
         )
+        if _as_validated_upstream(rec):
+            text += say(
+                lang,
+                ". The recipe is named for exactly these GPUs, so upstream runs it as is: the estimate may "
+                "be high for it; watch memory in the first steps",
+                "。该配方的名字标注的正是这些 GPU，上游按原样运行它：估算可能偏高；请关注前几步的显存",
+            )
     return [f"**{t('fit', lang)}** {text}"]
+
+
+def _as_validated_upstream(rec: Recommendation) -> bool:
+    """The plan is the recipe's own layout on the GPU count and type its name says it was validated on."""
+    record, plan, cluster = rec.recipe, rec.plan, rec.cluster
+    if record is None or plan is None or cluster is None or not record.encoded_gpus:
+        return False
+    p = record.parallelism
+    same_layout = (plan.tp, plan.pp, plan.cp) == (p.tp or 1, p.pp or 1, p.cp or 1)
+    same_gpus = cluster.num_gpus == record.encoded_gpus and record.gpu_type in (None, cluster.gpu_type)
+    return same_layout and same_gpus and rec.slots.seq_length in (None, record.seq_length)
 
 
 def _layout(plan) -> str:

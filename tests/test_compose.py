@@ -47,3 +47,23 @@ def test_the_fit_verdict_is_said_in_the_answer_language() -> None:
         assert not re.search(r"[a-z]{4,}", zh.replace("GB", "")), (name, zh)  # no English sentence
         assert "临界" in zh if name == "tight" else "模型结构未知" in zh
         assert "borderline" in en if name == "tight" else "not known" in en
+
+
+def test_a_recipe_run_on_the_gpus_its_name_says_is_not_called_unfit_without_saying_so() -> None:
+    from assistant.compose import _fit_section
+    from assistant.recommend import Recommendation, Selection
+    from assistant.records import Cluster, Slots
+    from assistant.rules.fit import FitVerdict
+    from tests.test_rules_fixtures import make_record
+
+    record = make_record(
+        "gemma3_1b_pretrain_1gpu_h100_bf16_config", encoded_gpus=1, gpu_type="h100", seq=32768
+    )
+    own = Plan.sized(num_gpus=1, tp=1, pp=1, cp=1, mbs=1, gbs=512, vp=None, ep=1, etp=None, sp=False)
+    unfit = FitVerdict(status="does-not-fit", peak_bytes=125e9, usable_bytes=85e9)
+    rec = Recommendation(slots=Slots(), version="0.6.0", selection=Selection(record, "exact"), plan=own,
+                         cluster=Cluster(num_gpus=1, gpu_type="h100"), fit=unfit)  # fmt: skip
+    assert "named for exactly these GPUs" in _fit_section(rec, "en")[0]
+    assert "上游按原样运行它" in _fit_section(rec, "zh")[0]
+    rec.cluster = Cluster(num_gpus=1, gpu_type="a100")  # not the hardware the name says
+    assert "named for exactly" not in _fit_section(rec, "en")[0]
