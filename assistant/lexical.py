@@ -138,7 +138,7 @@ ZH_STOPWORDS = frozenset(
 )
 
 # Bump when `tokenize` changes: stored BM25 tokens are then rebuilt on the next ingest.
-TOKENIZER_VERSION = "5"
+TOKENIZER_VERSION = "6"
 
 # Question budgets: BM25 over a 100 KB paste is slow and pointless; the first part carries the intent.
 MAX_QUERY_CHARS = 4000
@@ -148,6 +148,7 @@ MAX_QUERY_CHARS = 4000
 class GlossaryTerm:
     zh: str
     en: tuple[str, ...]
+    zh_variants: tuple[str, ...] = ()  # other Chinese wordings of the same term ("显存不够" for "显存溢出")
 
 
 def normalize(text: str) -> str:
@@ -168,7 +169,10 @@ def load_glossary(path: Path | None = None) -> tuple[GlossaryTerm, ...]:
     if not glossary_path.exists():
         return ()
     data = json.loads(glossary_path.read_text(encoding="utf-8"))
-    return tuple(GlossaryTerm(zh=t["zh"], en=tuple(t["en"])) for t in data.get("terms", []))
+    return tuple(
+        GlossaryTerm(zh=t["zh"], en=tuple(t["en"]), zh_variants=tuple(t.get("zh_variants", ())))
+        for t in data.get("terms", [])
+    )
 
 
 @lru_cache(maxsize=1)
@@ -178,7 +182,8 @@ def _jieba():
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()
     for term in load_glossary():
-        jieba.add_word(term.zh, freq=200000)
+        for word in (term.zh, *term.zh_variants):
+            jieba.add_word(word, freq=200000)
     return jieba
 
 
@@ -243,6 +248,18 @@ def tokenize(text: str) -> list[str]:
 def glossary_matches(text: str) -> list[GlossaryTerm]:
     norm = normalize(text)
     return [term for term in load_glossary() if normalize(term.zh) in norm]
+
+
+def with_zh_synonyms(text: str) -> str:
+    """The question plus the guide's own wording of every glossary term it says differently ("旧的配方名"
+    adds "旧名字"), so Chinese BM25 matches the section that uses the other word."""
+    norm = normalize(text)
+    extra = [
+        term.zh
+        for term in load_glossary()
+        if normalize(term.zh) not in norm and any(normalize(v) in norm for v in term.zh_variants)
+    ]
+    return text if not extra else f"{text} {' '.join(extra)}"
 
 
 def expand_query(text: str) -> str:

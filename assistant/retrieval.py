@@ -16,7 +16,14 @@ from rank_bm25 import BM25Okapi
 
 from assistant.catalog import available_versions
 from assistant.errors import UserError
-from assistant.lexical import MAX_QUERY_CHARS, expand_query, is_chinese, named_releases, tokenize
+from assistant.lexical import (
+    MAX_QUERY_CHARS,
+    expand_query,
+    is_chinese,
+    named_releases,
+    tokenize,
+    with_zh_synonyms,
+)
 from assistant.records import Hit, SearchResult
 from assistant.settings import Settings, get_settings
 from assistant.vectorstore import make_embeddings, open_current, single_thread, version_flag
@@ -130,7 +137,7 @@ class HybridRetriever:
         filters = Filters(lang=lang, version=version, doc_type=doc_type)
         expanded = expand_query(text)
         dense = self._dense_ranked(expanded, filters)
-        lexical = self._bm25_ranked(tokenize(text), filters)
+        lexical = self._bm25_ranked(tokenize(with_zh_synonyms(text) if is_chinese(text) else text), filters)
         if is_chinese(text):
             # MiniLM is English-only: BM25 over the question's own jieba words and bigrams carries
             # Chinese; the glossary expansion (BM25 and dense) adds English evidence at low weight.

@@ -99,3 +99,12 @@ def test_a_release_is_one_token_with_or_without_its_v():
     assert "0.3.1" in tokenize("(v0.3.1) flags") and "0.3.1" in tokenize("run_recipe.py in 0.3.1")
     assert "3" not in tokenize("in 0.3.1")  # its digits alone would match every number
     assert named_releases("Does --mode lora work in 0.5.1 or v0.6.0+?") == {"0.5.1", "0.6.0"}
+
+
+def test_chinese_variants_bring_the_guides_own_word():
+    from assistant.lexical import with_zh_synonyms
+
+    assert with_zh_synonyms("旧的配方名在 0.6.0 还能用吗").endswith("旧名字")
+    assert with_zh_synonyms("显存不够了，先调什么参数").endswith("显存溢出")
+    assert with_zh_synonyms("旧名字还能用吗") == "旧名字还能用吗"  # already the guide's word
+    assert with_zh_synonyms("tensor parallel") == "tensor parallel"

@@ -134,3 +134,11 @@ def test_a_question_about_one_release_gets_that_release_first(retriever):
     assert "overrides.md#v031-overrides" in sources
     assert all("0.3.1" in h.version.split(",") or h.version == "all" for h in hits)
     assert "entry-points.md#shortcut-flags" not in sources  # a v0.6.0+ section
+
+
+def test_a_chinese_question_in_other_words_finds_the_section(retriever):
+    # "旧的配方名" (old recipe names): the guide says "旧名字"; either legacy-name section answers it.
+    for version in (None, "0.6.0"):
+        hits = retriever.search("旧的配方名在 0.6.0 还能用吗", k=5, lang="zh", version=version).hits
+        sources = {normalise_source(h.source) for h in hits}
+        assert sources & {"recipe-unification.md#legacy-aliases", "quick-reference.md#legacy-name-notes"}
