@@ -18,6 +18,7 @@ from pathlib import Path
 
 from assistant.errors import UserError
 from assistant.records import Catalog, RecipeRecord
+from assistant.rules.commands import forward_step
 from assistant.rules.versions import normalize_version, version_key
 from assistant.settings import KNOWLEDGE_BASE
 
@@ -59,8 +60,7 @@ def _forward_step_table() -> tuple[tuple[str, str], ...]:
 def forward_step_of(recipe_name: str) -> str | None:
     """The non-text forward step Bridge registers for a recipe (VLM, diffusion, audio, omni), or None for a
     text model (forward_steps.json, extracted from Bridge's own recipe->step table)."""
-    name = recipe_name.lower()
-    return next((step for prefix, step in _forward_step_table() if name.startswith(prefix)), None)
+    return forward_step(recipe_name, _forward_step_table())
 
 
 def _with_mixed_precision(catalog: Catalog) -> Catalog:

@@ -173,16 +173,13 @@ def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -
             "exact error text.",
             "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
         )
-    parts, seen = [say(lang, intro_en, intro_zh)], set()
-    # Intros ("the rules below ...") are quoted only when no section with content is among the hits.
-    for n, hit in sorted(enumerate(hits, 1), key=lambda item: item[1].part == "intro"):
-        if hit.source in seen:
-            continue
-        seen.add(hit.source)
+    parts = [say(lang, intro_en, intro_zh)]
+    # The retriever names each section once. Intros ("the rules below ...") are quoted only when no section
+    # with content is among the hits.
+    ordered = sorted(enumerate(hits, 1), key=lambda item: item[1].part == "intro")
+    for n, hit in ordered[:QUOTED_PASSAGES]:
         body = hit.text.split("\n\n", 1)[-1].strip()[:MAX_QUOTE_CHARS]
         parts.append(f"**{hit.section or hit.heading}** [{n}]\n\n{body}")
-        if len(seen) == QUOTED_PASSAGES:
-            break
     return "\n\n".join(parts)
 
 

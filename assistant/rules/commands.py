@@ -107,11 +107,17 @@ def _mode_args(launcher: LauncherSpec, record: RecipeRecord, mode: str | None, p
     return []
 
 
+def forward_step(recipe_name: str, table: Iterable[tuple[str, str]]) -> str | None:
+    """The step of the first (recipe-name prefix, forward step) pair whose prefix the name starts with, as
+    Bridge's RECIPE_FORWARD_STEP_PREFIXES is read; None for a text model."""
+    name = recipe_name.lower()
+    return next((step for prefix, step in table if name.startswith(prefix)), None)
+
+
 def _step_args(launcher: LauncherSpec, record: RecipeRecord) -> list[str]:
     """A VLM, diffusion, audio or omni recipe names its forward step where the launcher would default to the
     text step (0.3.x-0.5.x run_recipe.py); 0.6.0+ infers it from the recipe name."""
-    name = record.name.lower()
-    step = next((step for prefix, step in launcher.forward_steps if name.startswith(prefix)), None)
+    step = forward_step(record.name, launcher.forward_steps)
     return ["--step_func", step] if step else []
 
 

@@ -417,11 +417,7 @@ def _as_validated(
         return None
     if gbs % (mbs * (cluster.num_gpus // model_parallel)):
         return None
-    overrides = []
-    if (mode == "peft" or base.is_peft) and base.pretrained_checkpoint is None:
-        overrides.append(
-            _override("checkpoint.pretrained_checkpoint", "${PRETRAINED_CHECKPOINT}", "checkpoint")
-        )
+    overrides = _checkpoint_overrides(base, mode)
     config = build_config(record, {item.key: item.value for item in overrides}, version=version)
     findings = validate(config, None, cluster, version)
     if has_errors(findings):
@@ -441,6 +437,13 @@ def _as_validated(
         f"即它所针对的 {cluster.num_gpus} 张 GPU。改动布局或 GPU 数都不会被检查。",
     )
     return ResizeResult(plan=plan, overrides=overrides, findings=[warning, *findings], config=config)
+
+
+def _checkpoint_overrides(base: EffectiveConfig, mode: str | None) -> list[Override]:
+    """A PEFT run needs the pretrained checkpoint it adapts: a placeholder for it when the recipe has none."""
+    if (mode == "peft" or base.is_peft) and base.pretrained_checkpoint is None:
+        return [_override("checkpoint.pretrained_checkpoint", "${PRETRAINED_CHECKPOINT}", "checkpoint")]
+    return []
 
 
 def _smallest_world(
@@ -583,11 +586,9 @@ def _finish(
         for key, value in (("model.calculate_per_token_loss", True), ("ddp.average_in_collective", False)):
             overrides.append(_override(key, value, "cp_loss"))
             config_pairs[key] = value
-    if (mode == "peft" or base.is_peft) and base.pretrained_checkpoint is None:
-        overrides.append(
-            _override("checkpoint.pretrained_checkpoint", "${PRETRAINED_CHECKPOINT}", "checkpoint")
-        )
-        config_pairs["checkpoint.pretrained_checkpoint"] = "${PRETRAINED_CHECKPOINT}"
+    for item in _checkpoint_overrides(base, mode):
+        overrides.append(item)
+        config_pairs[item.key] = item.value
     overrides = list({item.key: item for item in overrides}.values())
     merged = {**base.user_overrides, **config_pairs}
     config = build_config(record, merged, version=version)

@@ -1051,14 +1051,13 @@ def rule_vlm_data(ctx: _Context) -> list[Finding]:
 
 # Tensor-core formats per GPU generation: FP8 from Hopper (Ada too, not in our GPU table), MXFP8 and NVFP4
 # from Blackwell.
-_PRECISION_GENERATIONS = {
-    "fp8cs": ("hopper", "blackwell"),
-    "fp8ds": ("hopper", "blackwell"),
-    "fp8sc": ("hopper", "blackwell"),
-    "fp8mx": ("blackwell",),
-    "nvfp4": ("blackwell",),
+_PRECISION_NEEDS = {
+    "fp8cs": ("FP8", ("hopper", "blackwell")),
+    "fp8ds": ("FP8", ("hopper", "blackwell")),
+    "fp8sc": ("FP8", ("hopper", "blackwell")),
+    "fp8mx": ("MXFP8", ("blackwell",)),
+    "nvfp4": ("NVFP4", ("blackwell",)),
 }
-_PRECISION_NAMES = {"fp8cs": "FP8", "fp8ds": "FP8", "fp8sc": "FP8", "fp8mx": "MXFP8", "nvfp4": "NVFP4"}
 
 
 def precision_finding(
@@ -1067,13 +1066,12 @@ def precision_finding(
     """An error when the GPU has no tensor cores for the training precision (FP8 on A100, MXFP8 on H100),
     with the best precision it does have as the fix; `kept`: the request was dropped and the plan keeps
     this precision instead."""
-    needs = _PRECISION_GENERATIONS.get(precision or "")
-    if not needs or not gpu_type:
+    if precision not in _PRECISION_NEEDS or not gpu_type:
         return None
+    name, needs = _PRECISION_NEEDS[precision]
     generation = gpu_spec(gpu_type).generation
     if generation in needs:
         return None
-    name = _PRECISION_NAMES[precision or ""]
     fallback = "bf16_with_fp8_current_scaling_mixed" if generation == "hopper" else "bf16_mixed"
     generations = " or ".join(g.title() for g in needs)
     if kept:
@@ -1104,8 +1102,9 @@ def rule_precision(ctx: _Context) -> list[Finding]:
     presets = ctx.launcher.mixed_precision_presets if ctx.launcher else []
     if preset is not None and not isinstance(preset, str):
         preset = str(preset)  # a list or number where Bridge expects a preset name
-    if preset is not None and presets and preset.replace("-", "_") not in presets:
-        nearest = difflib.get_close_matches(preset.replace("-", "_"), presets, n=1, cutoff=0.5)
+    name = preset.replace("-", "_") if preset is not None else None
+    if name is not None and presets and name not in presets:
+        nearest = difflib.get_close_matches(name, presets, n=1, cutoff=0.5)
         return [
             finding(
                 "precision-unknown",
