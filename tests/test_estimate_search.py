@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from assistant import hardware_data
-from assistant.estimate.search import SPLIT_KEYS, is_valid_layout, nearest_fit, rank_with_ties, search_layouts
+from assistant.estimate.search import (
+    SPLIT_KEYS,
+    fsdp_only_as_last_resort,
+    is_valid_layout,
+    nearest_fit,
+    rank_with_ties,
+    search_layouts,
+    without_idle_context_parallel,
+)
 from assistant.records import Cluster, ModelArch
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
@@ -168,3 +176,53 @@ def test_fewest_gpus_agree_with_a_search_at_every_doubling(arch, gpus, gpu, seq,
         count *= 2
     assert not near.fits and near.min_gpus == count
     assert near.min_gpus_layout.plan == ranked(count)[0].plan
+
+
+def test_context_parallel_that_buys_nothing_is_not_proposed() -> None:
+    """A CP>1 layout whose half-CP twin fits and is as fast (within the estimator's error) is dropped; the
+    unfiltered candidates show such twins exist, so the filter is not a no-op."""
+    cluster = Cluster(num_gpus=64, gpu_type="h100")
+    common = {"seq_length": 8192, "global_batch_size": 256, "precision": "fp8_cs", "top_k": 10_000}
+    band = hardware_data.calibration().median_error
+
+    def twins(layouts: list) -> list:
+        speed = {(r.plan.tp, r.plan.pp, r.plan.cp, r.plan.ep, r.fsdp): r.throughput.tokens_per_sec_per_gpu
+                 for r in layouts}  # fmt: skip
+        return [
+            r for r in layouts if r.plan.cp > 1
+            and speed.get((r.plan.tp, r.plan.pp, r.plan.cp // 2, r.plan.ep, r.fsdp), 0)
+            >= r.throughput.tokens_per_sec_per_gpu * (1 - band)
+        ]  # fmt: skip
+
+    ranked = search_layouts(LLAMA3_70B, cluster, **common)
+    assert not twins(ranked)
+    kept = without_idle_context_parallel(ranked, band)
+    assert kept == ranked  # idempotent on the search's own output
+    # Built by hand: a CP2 layout faster than its CP1 twin by more than the band stays.
+    base = next(r for r in ranked if r.plan.cp == 1)
+    faster = base.model_copy(
+        update={
+            "plan": base.plan.model_copy(update={"cp": 2}),
+            "throughput": base.throughput.model_copy(
+                update={"tokens_per_sec_per_gpu": base.throughput.tokens_per_sec_per_gpu * (1 + 2 * band)}
+            ),
+        }
+    )
+    same = faster.model_copy(update={"throughput": base.throughput})
+    assert faster in without_idle_context_parallel([base, faster], band)
+    assert without_idle_context_parallel([base, same], band) == [base]
+
+
+def test_block_scaled_precisions_use_megatron_fsdp_only_when_nothing_else_fits() -> None:
+    """Bridge's Llama 3 70B perf recipes on 64 GB200s use Megatron-FSDP in FP8 current scaling and a
+    pipeline layout in MXFP8; the search follows, and still offers FSDP when nothing else fits."""
+    cluster = Cluster(num_gpus=64, gpu_type="gb200")
+    common = {"seq_length": 8192, "global_batch_size": 256, "top_k": 10_000, "grad_reduce_in_fp32": False}
+    fp8 = search_layouts(LLAMA3_70B, cluster, precision="fp8_cs", **common)
+    mxfp8 = search_layouts(LLAMA3_70B, cluster, precision="mxfp8", **common)
+    assert any(r.fsdp for r in fp8)
+    assert mxfp8 and not any(r.fsdp for r in mxfp8)
+    only_fsdp = [r for r in fp8 if r.fsdp]
+    assert fsdp_only_as_last_resort(only_fsdp, "mxfp8") == only_fsdp
+    assert fsdp_only_as_last_resort(fp8, "bf16") == fp8
+    assert not any(r.fsdp for r in fsdp_only_as_last_resort(fp8, "nvfp4"))

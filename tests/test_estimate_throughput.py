@@ -93,6 +93,18 @@ def test_overlap_hides_at_most_the_compute_it_runs_under() -> None:
     assert eight_small.exposed_comm_s.dp > 0.0
 
 
+def test_megatron_fsdp_reduces_gradients_after_every_micro_batch() -> None:
+    """Megatron-FSDP (optim_grads_params) gathers the weights for every micro-batch's forward and backward
+    and reduce-scatters the gradients after every backward: four micro-batches move four times the bytes of
+    one. (Counting the reduce-scatter once per step gives about three.)"""
+    cal = Calibration(dp_exposed=1.0)  # every byte exposed: compare the transfer times themselves
+
+    def fsdp_dp_time(mbs: int) -> float:
+        return run(plan(64, 8, 1, None, 64, mbs=mbs), fsdp=True, calibration=cal).exposed_comm_s.dp
+
+    assert fsdp_dp_time(1) / fsdp_dp_time(4) == pytest.approx(4, rel=1e-6)
+
+
 def test_data_parallel_collectives_use_every_nic_of_the_group() -> None:
     """The same gradient bytes per GPU (70B over 8 model-parallel ranks), reduced over 8 DP ranks: inside a
     node over NVLink (TP1 PP8), across nodes with four DP ranks per node and so four NICs (TP2 PP4), and

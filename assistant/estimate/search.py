@@ -12,7 +12,7 @@ from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.shapes import dims_of
-from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput
+from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.validate import validate
@@ -31,6 +31,7 @@ NOT_LAYOUT_FINDINGS = frozenset(
     }
 )
 MICRO_BATCHES = (1, 2, 4, 8)
+BLOCK_SCALED = frozenset({"mxfp8", "nvfp4"})  # precision_key values with per-block scaling factors
 LAYOUT_VP_SIZES = (
     2,
     3,
@@ -318,8 +319,39 @@ def search_layouts(
         max_tp=max_tp,
     ):
         _try_recompute(arch, plan, hardware, cluster, options, speed_options, calibration, overheads, best)
-    layouts = rank_with_ties([item[1] for item in best.values()], calibration.median_error)[:top_k]
+    found = without_idle_context_parallel([item[1] for item in best.values()], calibration.median_error)
+    found = fsdp_only_as_last_resort(found, precision)
+    layouts = rank_with_ties(found, calibration.median_error)[:top_k]
     return [_explain(i, layout, layouts[0], calibration.median_error) for i, layout in enumerate(layouts)]
+
+
+def without_idle_context_parallel(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:
+    """Drop a CP>1 layout when the same layout with half the CP fits and is no slower beyond `tie_band`:
+    context parallelism then adds a ring exchange on every layer and buys nothing the estimate can see (it
+    exists to fit long sequences), and listing both would fill the top of the ranking with twins."""
+
+    def key(layout: RankedLayout, cp: int) -> tuple:
+        return (layout.plan.tp, layout.plan.pp, cp, layout.plan.ep, layout.fsdp)
+
+    speed = {key(x, x.plan.cp): x.throughput.tokens_per_sec_per_gpu for x in layouts}
+
+    def idle(layout: RankedLayout) -> bool:
+        smaller = speed.get(key(layout, layout.plan.cp // 2)) if layout.plan.cp > 1 else None
+        return smaller is not None and smaller >= layout.throughput.tokens_per_sec_per_gpu * (1 - tie_band)
+
+    return [x for x in layouts if not idle(x)]
+
+
+def fsdp_only_as_last_resort(layouts: list[RankedLayout], precision: str) -> list[RankedLayout]:
+    """With block-scaled formats (MXFP8, NVFP4), keep Megatron-FSDP layouts only when no other layout fits.
+    Bridge's perf recipes pair Megatron-FSDP with BF16 and FP8 current scaling and switch the same models to
+    pipeline layouts for MXFP8 and NVFP4, and Megatron-FSDP shards the 32-element scaling blocks across
+    ranks, which takes a second amax reduction and its own kernels (Megatron-FSDP's mfsdp_design.md): a cost
+    the estimate does not model and no published row measures."""
+    if precision_key(precision) not in BLOCK_SCALED:
+        return layouts
+    plain = [x for x in layouts if not x.fsdp]
+    return plain or layouts
 
 
 def rank_with_ties(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:

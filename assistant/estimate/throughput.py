@@ -248,9 +248,14 @@ def estimate_throughput(
     if dp > 1:
         # Megatron orders ranks TP, CP, EP, DP, PP: the DP·CP group is TP apart, the expert-DP group EP·ETP.
         dp_bw = _collective_bw(dp * c, t, hw, gpus_per_node)
-        dp_time = _ring(params_gpu * (grad_b + 2), dp * c, dp_bw)
         if fsdp:
-            dp_time += 2 * m * _ring(params_gpu * 2, dp * c, dp_bw)
+            # Megatron-FSDP (optim_grads_params) gathers the weights before each micro-batch's forward and
+            # backward and reduce-scatters the gradients after every backward, not once per step
+            # (megatron_fsdp.py: grad_reduce_every_bprop).
+            gradients = _ring(params_gpu * grad_b, dp * c, dp_bw)
+            dp_time = m * (gradients + 2 * _ring(params_gpu * 2, dp * c, dp_bw))
+        else:
+            dp_time = _ring(params_gpu * (grad_b + 2), dp * c, dp_bw)
         edp = max(1, gpus // (e * et * p))
         dp_time += _ring(experts_gpu * (grad_b + 2), edp, _collective_bw(edp, e * et, hw, gpus_per_node))
         # Overlap hides at most the compute it runs under: FSDP gathers layer by layer through the whole
