@@ -273,6 +273,8 @@ def estimate_throughput(
     step = compute + bubble_s + exposed + optimizer_s + offload_s
     tokens_per_s = gbs * seq_length / (step * gpus)
     model_flops = flops.total
+    if mode == "peft":  # Bridge's LoRA accounting (flop_utils.py): frozen GEMMs count 2/3, attention in full
+        model_flops = (flops.total - flops.attention_core) * 2 / 3 + flops.attention_core
     tflops = model_flops * tokens_per_s / 1e12
     return ThroughputEstimate(
         tokens_per_sec_per_gpu=tokens_per_s,
