@@ -122,6 +122,21 @@ def test_megatron_fsdp_reduces_gradients_after_every_micro_batch() -> None:
     assert fsdp_dp_time(1) / fsdp_dp_time(4) == pytest.approx(4, rel=1e-6)
 
 
+def test_every_micro_batch_accumulates_the_weight_gradients() -> None:
+    """The same tokens in more micro-batches cost one more pass over the local weights' main gradients each
+    (gradient-accumulation fusion reads and writes the buffer); LoRA's frozen weights have none."""
+    cal = Calibration(layer_host_s=0.0, microbatch_overhead_s=0.0)
+
+    def compute(mbs: int, mode: str) -> float:
+        return run(plan(64, 8, 1, None, 64, mbs=mbs), calibration=cal, mode=mode).compute_s
+
+    one, two, eight = compute(8, "pretrain"), compute(4, "pretrain"), compute(1, "pretrain")  # GA 1, 2, 8
+    assert eight - one == pytest.approx(7 * (two - one), rel=1e-6)
+    per_pass = 70.6e9 / 8 * 2 * 4 / HW["h100"].hbm_bw  # TP8 shard of the weights, fp32 read + write
+    assert two - one == pytest.approx(per_pass, rel=0.05)
+    assert compute(1, "peft") == pytest.approx(compute(8, "peft"), rel=1e-9)
+
+
 def test_data_parallel_collectives_use_every_nic_of_the_group() -> None:
     """The same gradient bytes per GPU (70B over 8 model-parallel ranks), reduced over 8 DP ranks: inside a
     node over NVLink (TP1 PP8), across nodes with four DP ranks per node and so four NICs (TP2 PP4), and

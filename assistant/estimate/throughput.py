@@ -209,9 +209,14 @@ def estimate_throughput(
         offload_s = _exposed_offload(
             arch, layout, hw, seq_length, precision, mbs, offload_layers, m, t_layers
         )
+    # Every micro-batch's weight-gradient GEMMs accumulate into the main gradient buffer (Megatron's
+    # gradient-accumulation fusion reads and writes it in the GEMM epilogue): a pass over all local weights.
+    params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
+    grad_b = 4 if grad_reduce_in_fp32 else 2
+    wgrad_s = 0.0 if mode == "peft" else m * (params_gpu + experts_gpu) * 2 * grad_b / hw.hbm_bw
     host_share = {"full_iteration": 0.0, "partial": cal.partial_graph_host, None: 1.0}[feats.cuda_graph]
     launch_s = host_share * cal.layer_host_s * (d.dense_layers + cal.moe_host_factor * d.moe_layers) / p * m
-    compute = t_layers + recompute_s + m * v * cal.microbatch_overhead_s + launch_s
+    compute = t_layers + recompute_s + wgrad_s + m * v * cal.microbatch_overhead_s + launch_s
 
     layers_per_stage = d.layers / p
     chunk = layers_per_stage / v
@@ -243,8 +248,6 @@ def estimate_throughput(
         per_layer = 3 * (a2a * near / hw.nvlink_bw + far_bytes / hw.network_bw)
         exposed_share = cal.ep_exposed * (cal.ep_overlap_exposed if feats.moe_a2a_overlap else 1.0)
         comm.ep = exposed_share * per_layer * (d.moe_layers / p) * m
-    params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
-    grad_b = 4 if grad_reduce_in_fp32 else 2
     if dp > 1:
         # Megatron orders ranks TP, CP, EP, DP, PP: the DP·CP group is TP apart, the expert-DP group EP·ETP.
         dp_bw = _collective_bw(dp * c, t, hw, gpus_per_node)
@@ -299,6 +302,10 @@ def estimate_throughput(
             "else the scale-out network; "
             "an expert all-to-all that is not overlapped is fully exposed, of the others a fitted fraction",
             "balanced MoE routing (as in the published benchmarks)",
+            "weight gradients accumulate into the main-gradient buffer every micro-batch "
+            "(one pass over the local weights)"
+            if mode != "peft"
+            else "LoRA: no weight gradients or accumulation for the frozen weights",
             "performance features: " + (", ".join(feats.describe()) or "none (no CUDA graphs, no overlap)"),
         ]
         + ([f"{chunk:g} layers per model chunk"] if p > 1 else [])
