@@ -78,6 +78,25 @@ def match_recipe(row: dict[str, Any], recipes: list[RecipeRecord]) -> RecipeReco
     return found[0] if found else None
 
 
+def run_settings(recipe: RecipeRecord | None) -> dict[str, Any]:
+    """The recompute and CPU offloading a benchmark recipe ran with, as estimate_throughput takes them.
+    The perf scripts switch to selective recompute whenever they set modules; Megatron recomputes
+    `core_attn` when selective comes without modules and nothing when the list is empty."""
+    if recipe is None:
+        return {"recompute": None, "recompute_modules": None, "offload_layers": 0}
+    modules = recipe.recompute_modules
+    recompute = recipe.recompute
+    if modules:
+        recompute = "selective"
+    elif recompute == "selective":
+        modules, recompute = (["core_attn"], recompute) if modules is None else (None, None)
+    elif recompute != "full":
+        recompute = None
+    fields = recipe.fields
+    offload = fields.get("cpu_offloading_num_layers") or fields.get("model.cpu_offloading_num_layers") or 0
+    return {"recompute": recompute, "recompute_modules": modules or None, "offload_layers": int(offload)}
+
+
 def attach_features(rows: list[dict[str, Any]], git_dir: str) -> dict[str, int]:
     """Set row["features"] (None when no recipe of that release matches) and row["features_source"];
     returns {release: matched rows}."""
@@ -89,6 +108,7 @@ def attach_features(rows: list[dict[str, Any]], git_dir: str) -> dict[str, int]:
         for row in (r for r in rows if r["release"] == release):
             recipe = match_recipe(row, recipes)
             row["features"] = features_from_fields(recipe.fields).to_json() if recipe else None
+            row.update(run_settings(recipe))
             row["features_source"] = (
                 {"tag": tag, "recipe": recipe.name, "path": recipe.source.path, "line": recipe.source.line}
                 if recipe and recipe.source

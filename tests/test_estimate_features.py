@@ -13,7 +13,7 @@ from assistant.estimate.calibrate import plan_of_row
 from assistant.estimate.features import RunFeatures, cuda_graph_kind, features_from_fields
 from assistant.estimate.throughput import Calibration, estimate_throughput
 from assistant.settings import KNOWLEDGE_BASE
-from ingest.perf_features import BRIDGE_TAG_OF_RELEASE, match_recipe
+from ingest.perf_features import BRIDGE_TAG_OF_RELEASE, match_recipe, run_settings
 from tests.archs import QWEN3_30B
 
 ROWS = json.loads((KNOWLEDGE_BASE / "calibration" / "perf_rows.json").read_text())["rows"]
@@ -64,6 +64,25 @@ def test_perf_rows_match_their_release_recipe() -> None:
         assert recipe is not None and recipe.name == row["features_source"]["recipe"]
         assert features_from_fields(recipe.fields).to_json() == row["features"]
         assert row["features_source"]["tag"] == BRIDGE_TAG_OF_RELEASE["26.06.01"] == "v0.5.1"
+
+
+def test_perf_rows_carry_the_recompute_and_offloading_their_recipe_ran() -> None:
+    """The fit estimates each row as it ran: the 0.5.1 GPT-OSS GB200 BF16 recipe recomputes the norms and
+    the expert activation; its MXFP8 successor clears the list (nothing recomputed); the Llama 3 70B
+    GB200 FP8 Megatron-FSDP recipe offloads 40 layers."""
+    bf16 = _recipe("0.5.1", "gpt_oss_120b_pretrain_config_gb200_bf16_v2")
+    assert run_settings(bf16) == {
+        "recompute": "selective", "recompute_modules": ["layernorm", "moe_act"], "offload_layers": 0,
+    }  # fmt: skip
+    mxfp8 = _recipe("0.5.1", "gpt_oss_120b_pretrain_config_gb200_fp8_mx_v2")
+    assert run_settings(mxfp8)["recompute"] is None
+    fsdp = _recipe("0.5.1", "llama3_70b_pretrain_config_gb200_fp8_cs_v2")
+    assert run_settings(fsdp)["offload_layers"] == 40
+    assert run_settings(None) == {"recompute": None, "recompute_modules": None, "offload_layers": 0}
+    for row in (r for r in ROWS if r.get("features_source")):
+        assert {"recompute", "recompute_modules", "offload_layers"} <= row.keys()
+    assert sum(1 for r in ROWS if r.get("recompute")) >= 40
+    assert any(r["offload_layers"] for r in ROWS if r["fsdp"])
 
 
 def test_a_layout_that_differs_from_the_recipe_is_not_matched() -> None:

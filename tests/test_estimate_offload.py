@@ -80,8 +80,8 @@ def test_nvlink_c2c_hides_the_transfers_that_pcie_exposes() -> None:
         )
         return speed.offload_s / speed.step_time_s
 
-    assert exposed_share("gb200") < 0.02
-    assert exposed_share("h100") > 5 * max(exposed_share("gb200"), 0.002)
+    assert exposed_share("gb200") < 0.03  # about 2% of the step with the fitted GEMM speed
+    assert exposed_share("h100") > 10 * max(exposed_share("gb200"), 0.002)  # about 40%
     speed = estimate_throughput(LLAMA3_70B, fsdp_plan(), HW["gb200"], offload_layers=40, **FSDP_RUN)
     assert any("CPU offloading of 40 layers" in a for a in speed.assumptions)
 

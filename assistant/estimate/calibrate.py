@@ -124,6 +124,9 @@ def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calib
         gpus_per_node=8,
         calibration=cal,
         features=RunFeatures(**row["features"]) if row.get("features") else None,
+        recompute=row.get("recompute"),
+        recompute_modules=row.get("recompute_modules"),
+        offload_layers=row.get("offload_layers") or 0,
     )
     return result.tokens_per_sec_per_gpu
 
