@@ -19,7 +19,7 @@ from assistant import hardware_data
 from assistant.estimate.calibrate import latest_per_config, plan_of_row, usable_rows
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.memory import estimate_memory
-from assistant.estimate.search import recompute_options, search_layouts
+from assistant.estimate.search import is_valid_layout, recompute_options, search_layouts
 from assistant.estimate.throughput import estimate_throughput
 from assistant.records import Cluster
 from assistant.settings import KNOWLEDGE_BASE
@@ -34,7 +34,7 @@ def hit_rate() -> None:
     archs = load_archs(CALIBRATION)
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
     configs = latest_per_config(usable_rows(rows, archs, hw))
-    hits = strict = 0
+    hits = strict = rejected = 0
     ranks: list[int | None] = []
     gaps: list[float] = []
     by_model: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -58,6 +58,12 @@ def hit_rate() -> None:
         by_model[row["model"]][0] += hit
         by_model[row["model"]][1] += 1
         where = f"rank {rank}" if rank else "absent"
+        if rank is None and not is_valid_layout(
+            plan_of_row(row), archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
+            row["seq_length"], precision=row["precision"],
+        ):  # fmt: skip
+            where = "invalid"
+            rejected += 1
         own = published_estimate(row, archs[row["model"]], hw[row["gpu"]])
         if ranked and own:
             gaps.append(1 - own / ranked[0].throughput.tokens_per_sec_per_gpu)
@@ -74,6 +80,11 @@ def hit_rate() -> None:
     print(
         f"in our top 10: {top10}/{n} = {top10 / n:.0%}; median rank {found[len(found) // 2]} of "
         f"the distinct layouts that fit; not among them at all: {ranks.count(None)}"
+    )
+    valid = n - rejected
+    print(
+        f'published layouts that Megatron\'s rules reject as written ("invalid" above): {rejected}; '
+        f"over the other {valid} rows, in our top {TOP_K}: {hits}/{valid} = {hits / valid:.0%}"
     )
     for model, (h, total) in sorted(by_model.items()):
         print(f"  {model:16s} {h}/{total}")
