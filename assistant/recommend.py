@@ -288,8 +288,8 @@ def estimate_run(
     rec: Recommendation, mode: str | None, *, recompute: str | None = "recipe", search: bool = False
 ) -> None:
     """Speed of the plan (under the recipe's recompute unless `recompute` is given); when nothing fits, the
-    nearest layout that does; when the user's GPU count is not the recipe's (or `search`), the fastest
-    layout the search finds for it."""
+    nearest layout that does; when the user's GPU count or type is not the recipe's (or `search`), the
+    fastest layout the search finds for it."""
     if rec.arch is None or rec.cluster is None or rec.recipe is None or rec.arch.is_hybrid:
         return
     record, cluster = rec.recipe, rec.cluster
@@ -317,7 +317,11 @@ def estimate_run(
         )
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
     plan_does_not_fit = rec.fit is not None and rec.fit.status == "does-not-fit"
-    resized = record.kind == "library" and cluster.num_gpus != (record.encoded_gpus or record.min_gpus)
+    # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
+    other_gpus = cluster.num_gpus != (record.encoded_gpus or record.min_gpus) or (
+        record.gpu_type is not None and record.gpu_type != cluster.gpu_type
+    )
+    resized = record.kind == "library" and other_gpus
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common

@@ -375,7 +375,7 @@ def ask(
             intent="validate",
             slots=Slots(language=answer_lang),
             version=base_version,
-            answer_markdown=prefix + str(error),
+            answer_markdown=prefix + error.in_language(answer_lang),
         )
 
 

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 
+from assistant.errors import UserError
 from assistant.model_names import StemIndex, find_hf_id, match_model, split_recipe_name
 from assistant.records import Intent, Slots
 
@@ -264,8 +265,13 @@ def extract_gpus(t: str) -> tuple[int | None, int | None, int | None, str | None
         num_gpus = num_nodes * per_node
     if num_gpus is None and re.search(r"nvl72", t):
         num_gpus, per_node, num_nodes = 72, 4, 18
-    if num_gpus is not None and num_gpus <= 0:
-        num_gpus = None
+    if num_gpus == 0 or num_nodes == 0:
+        raise UserError(
+            "a run needs at least one GPU and one node, and the question gives 0; "
+            'say how many GPUs you have, for example "8 H100s" or "2 nodes x 8 GB200"',
+            zh="训练至少需要 1 张 GPU、1 个节点，而问题中给的是 0；"
+            "请说明你有多少张 GPU，例如“8 张 H100”或“2 机 16 卡”",
+        )
     return num_gpus, num_nodes, per_node, gpu_type
 
 

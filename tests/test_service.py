@@ -143,6 +143,22 @@ def test_bad_input_gets_a_helpful_answer(settings, question):
     assert not invented_names(answer.answer_markdown, answer.version)
 
 
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("LoRA Llama 3 8B on 0 GPUs", "at least one GPU"),
+        ("pretrain Llama 3 8B on 0 nodes of H100", "at least one GPU"),
+        ("用 0 张卡做 Llama 3 8B 的 LoRA", "至少需要 1 张 GPU"),
+    ],
+)
+def test_zero_gpus_is_refused_in_the_questions_language(settings, question, expected):
+    """0 GPUs is not "GPUs not said": the answer says what to give instead of planning on the recipe's own."""
+    answer = ask(question, settings=settings)
+    assert expected in answer.answer_markdown
+    assert answer.recipe is None and answer.plan is None
+    assert answer.language == ("zh" if "张" in question else "en")
+
+
 def test_contradictory_constraints_are_explained_not_crashed(settings):
     answer = ask("full SFT of Llama 3 70B on 1 GPU with TP=8", settings=settings)
     text = answer.answer_markdown
@@ -305,6 +321,17 @@ def test_lora_eight_b_on_one_gpu_is_a_quantified_yes(settings):
     assert 0 < answer.fit["peak_bytes"] < answer.fit["usable_bytes"]
     assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
     assert "How fast?" in answer.answer_markdown and "Will it fit?** yes" in answer.answer_markdown
+
+
+def test_the_same_gpu_count_of_another_type_gets_the_search(settings):
+    """DeepSeek-V3's recipe is written for 1,024 H100s; on 1,024 GB200s (same count, a 72-GPU NVLink
+    domain) its layout is kept as the plan and the search's clearly faster layout is offered beside it."""
+    answer = ask("pretrain DeepSeek V3 on 1024 GB200", settings=settings)
+    assert answer.recipe.name == "deepseek_v3_pretrain_config" and answer.plan["num_gpus"] == 1024
+    faster = answer.estimate["faster_layout"]
+    mine = answer.estimate["throughput"]["tokens_per_sec_per_gpu"]
+    assert faster["throughput"]["tokens_per_sec_per_gpu"] > mine
+    assert "A faster layout for your GPUs" in answer.answer_markdown
 
 
 def test_a_docs_question_mid_conversation_uses_the_remembered_recipe(settings):
