@@ -194,7 +194,7 @@ def _plan_section(rec: Recommendation, lang: str) -> list[str]:
     cluster = rec.cluster
     if cluster is None:
         return []
-    gpu = cluster.gpu_type.upper()
+    gpu = cluster.gpu_label
     if rec.plan is None:
         return [t("no_plan", lang, n=cluster.num_gpus, gpu=gpu)]
     plan = rec.plan
@@ -367,7 +367,7 @@ def _speed_line(rec: Recommendation, lang: str) -> str:
 def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
     nearest, cluster = rec.nearest, rec.cluster
     lines: list[str] = []
-    gpu = cluster.gpu_type.upper()
+    gpu = cluster.gpu_label
     if nearest.leanest is not None:
         m, layout = nearest.leanest.memory, _layout(nearest.leanest.plan)
         peak, usable = _fmt_bytes(m.peak_bytes), _fmt_bytes(m.usable_bytes)
@@ -418,7 +418,7 @@ def _fitting_line(rec: Recommendation, lang: str) -> str:
     if best.memory.tight:
         peak += say(lang, " (tight: inside the estimator's error)", "（余量在估计误差之内）")
     keys = changed_overrides(best.overrides, rec.plan)
-    gpus = f"{rec.cluster.num_gpus} × {rec.cluster.gpu_type.upper()}"
+    gpus = f"{rec.cluster.num_gpus} × {rec.cluster.gpu_label}"
     if lang == "zh":
         head = f"**在 {gpus} 上能放下的布局（估计）：** {layout}"
         return f"{head}——每张 GPU 约 {peak}，约 {speed} tokens/s。{keys}"
@@ -514,7 +514,7 @@ def _estimate_section(rec: Recommendation, lang: str) -> list[str]:
 
 def _peft_alternative_lines(lora: Recommendation, lang: str) -> list[str]:
     """Full fine-tuning does not fit: the LoRA recipe that does, with its layout, fit and command."""
-    gpus = f"{lora.cluster.num_gpus} × {lora.cluster.gpu_type.upper()}"
+    gpus = f"{lora.cluster.num_gpus} × {lora.cluster.gpu_label}"
     name = lora.recipe.name
     fit = ""
     if lora.fit is not None and lora.fit.peak_bytes is not None:

@@ -195,6 +195,11 @@ class Cluster(Record):
     def num_nodes(self) -> int:
         return max(1, -(-self.num_gpus // self.gpus_per_node))
 
+    @property
+    def gpu_label(self) -> str:
+        """How the GPU type reads in an answer: "H100", "GB200", "A100 40G" (not "a100_40g")."""
+        return self.gpu_type.upper().replace("_", " ")
+
 
 class Finding(Record):
     id: str

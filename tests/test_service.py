@@ -334,6 +334,12 @@ def test_the_same_gpu_count_of_another_type_gets_the_search(settings):
     assert "A faster layout for your GPUs" in answer.answer_markdown
 
 
+def test_the_forty_gigabyte_a100_reads_as_a_gpu_name(settings):
+    answer = ask("SFT Llama 3 70B on 8 A100 40GB", settings=settings)
+    assert answer.plan is None and "8 × A100 40G" in answer.answer_markdown
+    assert "A100_40G" not in answer.answer_markdown
+
+
 def test_a_docs_question_mid_conversation_uses_the_remembered_recipe(settings):
     conversation = Conversation()
     ask("0.5.1 版本，用16张H100对Qwen3-30B-A3B做SFT", conversation=conversation, settings=settings)

@@ -493,21 +493,22 @@ def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_f
         return finding(
             "no-valid-layout",
             "error",
-            f"Every layout that fits {cluster.num_gpus} × {cluster.gpu_type} fails a Megatron check "
+            f"Every layout that fits {cluster.num_gpus} × {cluster.gpu_label} fails a Megatron check "
             "(heads, layers, experts or batch divisibility).",
-            f"所有能放进 {cluster.num_gpus} × {cluster.gpu_type} 的布局都违反某项 Megatron 检查（注意力头、"
+            f"所有能放进 {cluster.num_gpus} × {cluster.gpu_label} 的布局都违反某项 Megatron 检查（注意力头、"
             "层、专家或批次整除）。",
         )
     more = f" About {need} GPUs would be enough." if need else ""
     more_zh = f"大约需要 {need} 个 GPU。" if need else ""
+    gpu = cluster.gpu_label
     return finding(
         "does-not-fit",
         "error",
-        f"No layout of {record.name} fits {cluster.num_gpus} × {cluster.gpu_type} at sequence length {seq} "
+        f"No layout of {record.name} fits {cluster.num_gpus} × {gpu} at sequence length {seq} "
         "by the memory estimate"
         + (" even with PEFT." if peft else "; add GPUs or use the PEFT recipe.")
         + more,
-        f"按显存估算，{record.name} 在 {cluster.num_gpus} × {cluster.gpu_type}、序列长度 {seq} 下没有"
+        f"按显存估算，{record.name} 在 {cluster.num_gpus} × {gpu}、序列长度 {seq} 下没有"
         "可行布局" + ("，即使使用 PEFT 也不行。" if peft else "；请增加 GPU 或改用 PEFT 配方。") + more_zh,
         None,
         f"--gpus {need}" if need else None,

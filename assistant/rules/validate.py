@@ -876,10 +876,10 @@ def rule_fsdp(ctx: _Context) -> list[Finding]:
             finding(
                 "fsdp-tp-hopper",
                 "warning",
-                f"Megatron-FSDP with TP={config.tp} on {cluster.gpu_type}: communication tends to bottlenec"
+                f"Megatron-FSDP with TP={config.tp} on {cluster.gpu_label}: communication tends to bottlenec"
                 "k on "
                 "Hopper-class GPUs; prefer TP=1 or 2 with FSDP there (FSDP does better on B/GB-series).",
-                f"在 {cluster.gpu_type} 上使用 Megatron-FSDP 且 TP={config.tp}："
+                f"在 {cluster.gpu_label} 上使用 Megatron-FSDP 且 TP={config.tp}："
                 "Hopper 级 GPU 上通信容易成为瓶颈；"
                 "建议 FSDP 配合 TP=1 或 2（FSDP 在 B/GB 系列上表现更好）。",
                 None,
@@ -904,9 +904,9 @@ def rule_fsdp(ctx: _Context) -> list[Finding]:
                 "qwen35-vl-moe-fsdp",
                 "warning",
                 "Qwen3.5-VL MoE with Megatron-FSDP has only been validated on Blackwell GPUs; on "
-                f"{cluster.gpu_type} it may not run. Verify on a short job first, or use the 3D-parallel "
+                f"{cluster.gpu_label} it may not run. Verify on a short job first, or use the 3D-parallel "
                 "layout.",
-                f"Qwen3.5-VL MoE 配合 Megatron-FSDP 只在 Blackwell GPU 上验证过；在 {cluster.gpu_type} 上可"
+                f"Qwen3.5-VL MoE 配合 Megatron-FSDP 只在 Blackwell GPU 上验证过；在 {cluster.gpu_label} 上可"
                 "能无法运行。"
                 "请先用短任务验证，或改用 3D 并行布局。",
             )
@@ -1018,10 +1018,10 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
                 "ep-too-low",
                 "warning",
                 f"EP={config.ep} leaves about {expert_bytes / 1e9:.0f} GB of expert weights and optimizer "
-                f"state on each GPU ({cluster.gpu_type} has about {hbm / 1e9:.0f} GB usable). Raise EP "
+                f"state on each GPU ({cluster.gpu_label} has about {hbm / 1e9:.0f} GB usable). Raise EP "
                 "before TP: EP shards only the experts, which dominate a large MoE.",
                 f"EP={config.ep} 时每个 GPU 上约有 {expert_bytes / 1e9:.0f} GB 专家权重和优化器状态"
-                f"（{cluster.gpu_type} 可用显存约 {hbm / 1e9:.0f} GB）。应先增大 EP 再考虑 TP："
+                f"（{cluster.gpu_label} 可用显存约 {hbm / 1e9:.0f} GB）。应先增大 EP 再考虑 TP："
                 "EP 只切分专家参数，而大型 MoE 的参数主要在专家中。",
                 None,
                 kv(model__expert_model_parallel_size=better[0]) if better else None,
@@ -1074,22 +1074,23 @@ def precision_finding(
         return None
     fallback = "bf16_with_fp8_current_scaling_mixed" if generation == "hopper" else "bf16_mixed"
     generations = " or ".join(g.title() for g in needs)
+    gpu = Cluster(num_gpus=1, gpu_type=gpu_type).gpu_label
     if kept:
         return finding(
             "precision-gpu",
             "warning",
-            f"{name} needs {generations} tensor cores and {gpu_type.upper()} ({generation.title()}) has "
+            f"{name} needs {generations} tensor cores and {gpu} ({generation.title()}) has "
             f"none: the plan keeps the recipe's {kept.upper()}.",
-            f"{name} 需要 {generations} 架构的张量核心，{gpu_type.upper()}（{generation.title()}）没有："
+            f"{name} 需要 {generations} 架构的张量核心，{gpu}（{generation.title()}）没有："
             f"方案保留配方自带的 {kept.upper()}。",
             upstream.FP8_DEVICE if generation == "ampere" else None,
         )
     return finding(
         "precision-gpu",
         "error",
-        f"{name} needs {generations} tensor cores; {gpu_type.upper()} ({generation.title()}) has none, so "
+        f"{name} needs {generations} tensor cores; {gpu} ({generation.title()}) has none, so "
         "the run fails when Transformer Engine starts.",
-        f"{name} 需要 {generations} 架构的张量核心；{gpu_type.upper()}（{generation.title()}）没有，"
+        f"{name} 需要 {generations} 架构的张量核心；{gpu}（{generation.title()}）没有，"
         "Transformer Engine 启动时就会报错。",
         upstream.FP8_DEVICE if generation == "ampere" else None,
         kv(mixed_precision=fallback),
