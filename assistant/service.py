@@ -18,6 +18,7 @@ from assistant.compose import (
     citations_from,
     compose_recommendation,
     findings_lines,
+    fit_diagnosis_lines,
     say,
     sources_lines,
     speed_diagnosis_lines,
@@ -225,21 +226,27 @@ def _validate_answer(
         findings=findings,
     )
     diagnosis: list[str] = []
-    if (
-        verdict
-        and cluster
-        and asks_about_speed(text)
-        and config.micro_batch_size
-        and config.global_batch_size
-    ):
-        # "Valid, but slow": say where the step time of this exact layout goes and what the search would run.
+    if verdict and cluster and config.micro_batch_size and config.global_batch_size:
+        # "Valid" by the rules is half an answer: say whether this exact layout fits, and for "valid, but
+        # slow" where its step time goes; the search proposes a layout when it does not fit or is slow.
         rec.plan = Plan.sized(
             num_gpus=cluster.num_gpus, tp=config.tp, pp=config.pp, cp=config.cp, mbs=config.micro_batch_size,
             gbs=config.global_batch_size, vp=config.vp, ep=config.ep, etp=config.etp, sp=config.sp,
         )  # fmt: skip
         rec.fit = estimate_fit(record, arch, rec.plan, cluster, config)
-        estimate_run(rec, config.mode, recompute=config.recompute_granularity, search=True)
-        diagnosis = speed_diagnosis_lines(rec, lang)
+        if asks_about_speed(text):
+            estimate_run(rec, config.mode, recompute=config.recompute_granularity, search=True)
+            diagnosis = speed_diagnosis_lines(rec, lang)
+        else:
+            if rec.fit.status == "does-not-fit":  # the nearest layout that fits, here or on more GPUs
+                estimate_run(rec, config.mode, recompute=config.recompute_granularity)
+            diagnosis = fit_diagnosis_lines(rec, lang)
+        if rec.fit.status == "does-not-fit" and not rec.fit.tight:
+            head += say(
+                lang,
+                " It passes Megatron's checks but, by the memory estimate, **does not fit** these GPUs.",
+                "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
+            )
     parts = [sized, head, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
     return "\n\n".join(part for part in parts if part), rec
 

@@ -340,6 +340,22 @@ def test_the_forty_gigabyte_a100_reads_as_a_gpu_name(settings):
     assert "A100_40G" not in answer.answer_markdown
 
 
+def test_a_valid_config_that_does_not_fit_says_so_with_the_nearest_fit(settings):
+    """Llama 3 70B at 16K with TP4 PP2 CP2 on 16 H100s passes every Megatron check but needs about twice the
+    memory (no data parallelism to shard the optimizer over): the answer says so, in numbers, with the
+    fewest GPUs that fit."""
+    q = "Is TP=4 PP=2 CP=2 valid for Llama 3 70B pretraining on 16 H100 with seq 16384?"
+    answer = ask(q, settings=settings)
+    text = answer.answer_markdown
+    assert not any(f["severity"] == "error" for f in answer.findings)
+    assert "**valid**" in text and "**does not fit**" in text
+    assert "Will it fit?** no" in text and "The fewest GPUs that fit" in text
+    zh = ask("我的配置 TP=4 PP=2 CP=2 在 16 张 H100 上训练 llama3 70b 序列 16384 可以吗", settings=settings)
+    assert "**放不下**" in zh.answer_markdown and "能放下的最少 GPU 数" in zh.answer_markdown
+    fits = ask("Is TP=8 PP=4 CP=1 valid for Llama 3 70B pretraining on 32 H100?", settings=settings)
+    assert "Will it fit?** yes" in fits.answer_markdown and "does not fit" not in fits.answer_markdown
+
+
 def test_a_docs_question_mid_conversation_uses_the_remembered_recipe(settings):
     conversation = Conversation()
     ask("0.5.1 版本，用16张H100对Qwen3-30B-A3B做SFT", conversation=conversation, settings=settings)
