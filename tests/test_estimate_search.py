@@ -222,6 +222,8 @@ def test_block_scaled_precisions_use_megatron_fsdp_only_when_nothing_else_fits()
     mxfp8 = search_layouts(LLAMA3_70B, cluster, precision="mxfp8", **common)
     assert any(r.fsdp for r in fp8)
     assert mxfp8 and not any(r.fsdp for r in mxfp8)
+    assert any("Megatron-FSDP is not proposed in MXFP8" in reason for reason in mxfp8[0].reasons)
+    assert not any("Megatron-FSDP is not proposed" in reason for reason in fp8[0].reasons)
     only_fsdp = [r for r in fp8 if r.fsdp]
     assert fsdp_only_as_last_resort(only_fsdp, "mxfp8") == only_fsdp
     assert fsdp_only_as_last_resort(fp8, "bf16") == fp8

@@ -319,10 +319,17 @@ def search_layouts(
         max_tp=max_tp,
     ):
         _try_recompute(arch, plan, hardware, cluster, options, speed_options, calibration, overheads, best)
-    found = without_idle_context_parallel([item[1] for item in best.values()], calibration.median_error)
-    found = fsdp_only_as_last_resort(found, precision)
+    candidates = without_idle_context_parallel([item[1] for item in best.values()], calibration.median_error)
+    found = fsdp_only_as_last_resort(candidates, precision)
     layouts = rank_with_ties(found, calibration.median_error)[:top_k]
-    return [_explain(i, layout, layouts[0], calibration.median_error) for i, layout in enumerate(layouts)]
+    explained = [_explain(i, x, layouts[0], calibration.median_error) for i, x in enumerate(layouts)]
+    if explained and len(found) < len(candidates):
+        note = (
+            f"Megatron-FSDP is not proposed in {precision.upper()} while another layout fits (Bridge's perf "
+            "recipes use it with BF16 and FP8 current scaling only)"
+        )
+        explained[0] = explained[0].model_copy(update={"reasons": [*explained[0].reasons, note]})
+    return explained
 
 
 def without_idle_context_parallel(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:
