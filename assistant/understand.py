@@ -488,7 +488,9 @@ _EXPLAIN = rx(
 _RECOMMEND_ASK = rx(
     r"which recipe|what recipe|best recipe|recommend|suggest|what (?:config|settings)"
     r"|how (?:do|should|can) i (?:run|train|launch|start)"
+    r"|(?:fastest|best|optimal) (?:parallel(?:ism)? )?(?:layout|mapping|parallelism)"
     r"|哪个配方|什么配方|推荐|怎么跑|如何跑|怎么训练|用哪个"
+    r"|(?:最快|最优|最佳|最好)的?(?:并行)?(?:布局|切分|并行方式)"
 )
 # "What is the recipe name for Wan 1.3B pretraining?" asks for a recipe when it names a model.
 _NAME_ASK = rx(r"recipe (?:name|function)|配方名|配方函数")

@@ -234,6 +234,15 @@ CASES: list[tuple[str, dict]] = [
     ("为什么 TP 要整除 KV 头数？", dict(intent="explain", language="zh")),
     ("什么是专家并行", dict(intent="explain", language="zh")),
     ("Which recipe should I use for Qwen3 8B SFT on 8 GPUs?", dict(intent="recommend", num_gpus=8)),
+    # "What is the fastest layout ..." asks for a run's layout, not for an explanation.
+    (
+        "What is the fastest layout to pretrain Llama 3 70B on 64 GB200?",
+        dict(intent="recommend", num_gpus=64),
+    ),
+    ("What is the best parallelism for Qwen3 30B-A3B SFT on 16 H100?", dict(intent="recommend", goal="sft")),
+    ("Llama 3 70B 在 64 张 GB200 上预训练，最快的布局是什么？", dict(intent="recommend", language="zh")),
+    ("What is a pipeline layout?", dict(intent="explain")),
+    ("What layout does Megatron use for pipeline stages?", dict(intent="explain")),
     ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", dict(intent="troubleshoot")),
     ("Qwen3 30B-A3B OOMs on 8 GPUs", dict(intent="troubleshoot", model_stem="qwen3_30b_a3b", num_gpus=8)),
     (
