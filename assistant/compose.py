@@ -441,24 +441,6 @@ def _faster_line(rec: Recommendation, lang: str) -> str:
     )
 
 
-def _out_of_memory_lines(rec: Recommendation, lang: str) -> list[str]:
-    if rec.fit is None or rec.fit.status != "does-not-fit":
-        return []
-    return [
-        say(
-            lang,
-            "This layout is expected to run out of memory before speed matters; the layout below fits.",
-            "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
-        )
-        if rec.faster is not None
-        else say(
-            lang,
-            "This layout is expected to run out of memory before speed matters.",
-            "这个布局预计会先显存不足，谈不上速度。",
-        )
-    ]
-
-
 def fit_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
     """For "is this config valid?": whether the layout fits in memory, and when it does not, the fastest
     layout that fits these GPUs or else the fewest GPUs that fit."""
@@ -495,7 +477,21 @@ def speed_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
             f"({pipeline}); exposed communication {comm_total / step:.1%}" + (f" ({parts})" if parts else "")
             + (f"; recompute {s.recompute_s / step:.1%}" if s.recompute_s else "") + "."
         )  # fmt: skip
-    lines = [*_fit_section(rec, lang), _speed_line(rec, lang), costs, *_out_of_memory_lines(rec, lang)]
+    lines = [*_fit_section(rec, lang), _speed_line(rec, lang), costs]
+    if rec.fit is not None and rec.fit.status == "does-not-fit":
+        lines.append(
+            say(
+                lang,
+                "This layout is expected to run out of memory before speed matters; the layout below fits.",
+                "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
+            )
+            if rec.faster is not None
+            else say(
+                lang,
+                "This layout is expected to run out of memory before speed matters.",
+                "这个布局预计会先显存不足，谈不上速度。",
+            )
+        )
     if rec.faster is not None:
         lines.append(_faster_line(rec, lang))
     else:

@@ -318,10 +318,7 @@ def estimate_run(
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
     plan_does_not_fit = rec.fit is not None and rec.fit.status == "does-not-fit"
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
-    other_gpus = cluster.num_gpus != (record.encoded_gpus or record.min_gpus) or (
-        record.gpu_type is not None and record.gpu_type != cluster.gpu_type
-    )
-    resized = record.kind == "library" and other_gpus
+    resized = record.kind == "library" and not record.written_for(cluster)
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common

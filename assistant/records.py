@@ -81,6 +81,11 @@ class RecipeRecord(Record):
     fields: dict[str, Any] = Field(default_factory=dict)
     unknown: dict[str, str] = Field(default_factory=dict)
 
+    def written_for(self, cluster: Cluster) -> bool:
+        """The cluster is the GPU count (in the name, else the minimum) and type the recipe is written for."""
+        count = self.encoded_gpus or self.min_gpus
+        return count == cluster.num_gpus and self.gpu_type in (None, cluster.gpu_type)
+
 
 class LauncherFlag(Record):
     """One argparse argument of run_recipe.py, as read from its add_argument call."""
@@ -197,8 +202,12 @@ class Cluster(Record):
 
     @property
     def gpu_label(self) -> str:
-        """How the GPU type reads in an answer: "H100", "GB200", "A100 40G" (not "a100_40g")."""
-        return self.gpu_type.upper().replace("_", " ")
+        return gpu_label(self.gpu_type)
+
+
+def gpu_label(gpu_type: str) -> str:
+    """How a GPU type reads in an answer: "H100", "GB200", "A100 40G" (not "a100_40g")."""
+    return gpu_type.upper().replace("_", " ")
 
 
 class Finding(Record):

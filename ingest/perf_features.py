@@ -85,13 +85,12 @@ def run_settings(recipe: RecipeRecord | None) -> dict[str, Any]:
     if recipe is None:
         return {"recompute": None, "recompute_modules": None, "offload_layers": 0}
     modules = recipe.recompute_modules
-    recompute = recipe.recompute
     if modules:
         recompute = "selective"
-    elif recompute == "selective":
-        modules, recompute = (["core_attn"], recompute) if modules is None else (None, None)
-    elif recompute != "full":
-        recompute = None
+    elif recipe.recompute == "selective" and modules is None:
+        recompute, modules = "selective", ["core_attn"]
+    else:
+        recompute = "full" if recipe.recompute == "full" else None
     fields = recipe.fields
     offload = fields.get("cpu_offloading_num_layers") or fields.get("model.cpu_offloading_num_layers") or 0
     return {"recompute": recompute, "recompute_modules": modules or None, "offload_layers": int(offload)}

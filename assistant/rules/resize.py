@@ -408,8 +408,7 @@ def _as_validated(
 ) -> ResizeResult | None:
     """Without an architecture nothing can be checked, but a recipe run unchanged on the GPU count (and type)
     it is written for (in its name, else its minimum) needs no check: its own layout, with a warning."""
-    written_for = record.encoded_gpus or record.min_gpus
-    same_gpus = written_for == cluster.num_gpus and record.gpu_type in (None, cluster.gpu_type)
+    same_gpus = record.written_for(cluster)
     unchanged = not base.user_overrides and seq_len in (None, base.seq_length)
     mbs, gbs = base.micro_batch_size, base.global_batch_size
     model_parallel = base.tp * base.pp * base.cp

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from math import prod
 
-from assistant.records import Cluster, Finding, LauncherSpec, ModelArch
+from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, gpu_label
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.findings import Severity, divisors, effective_etp, finding, kv, next_pow2, tp_allowed
@@ -1074,7 +1074,7 @@ def precision_finding(
         return None
     fallback = "bf16_with_fp8_current_scaling_mixed" if generation == "hopper" else "bf16_mixed"
     generations = " or ".join(g.title() for g in needs)
-    gpu = Cluster(num_gpus=1, gpu_type=gpu_type).gpu_label
+    gpu = gpu_label(gpu_type)
     if kept:
         return finding(
             "precision-gpu",
