@@ -15,6 +15,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 
 from assistant import catalog as catalogs  # noqa: E402
+from assistant.errors import UserError  # noqa: E402
 from assistant.records import Answer  # noqa: E402
 from assistant.service import EXAMPLES, ask, hear, version_context  # noqa: E402
 from assistant.session import Conversation  # noqa: E402
@@ -40,12 +41,16 @@ def message_text(message) -> str:
 
 
 def replay(history: list, version: str) -> Conversation:
-    """Rebuild the conversation's slot memory from earlier user turns."""
+    """Rebuild the conversation's slot memory from earlier user turns. A turn that was refused when it was
+    asked ("0 GPUs") left the memory as it was then, and does so again."""
     ctx = version_context(version)
     conversation = Conversation()
     for turn in history or []:
         if isinstance(turn, dict) and turn.get("role") == "user":
-            hear(message_text(turn), ctx, conversation)
+            try:
+                hear(message_text(turn), ctx, conversation)
+            except UserError:
+                continue
     return conversation
 
 
