@@ -9,7 +9,7 @@ HF keys map to Megatron TransformerConfig names the way Megatron-Bridge's CONFIG
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -487,7 +487,41 @@ def arch_from_recipe_fields(record: RecipeRecord) -> ModelArch | None:
         return None
 
 
+# Inline provider fields that identify a model; a bundled architecture equal on all of them is that model.
+IDENTIFYING_FIELDS = (
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "ffn_hidden_size",
+    "num_moe_experts",
+    "moe_ffn_hidden_size",
+    "hybrid_layer_pattern",
+)
+
+
+def bundled_twin(record: RecipeRecord, archs: Iterable[ModelArch]) -> ModelArch | None:
+    """The one bundled architecture with every dimension the recipe's inline provider writes. Some recipes
+    (nemotron_3_nano_pretrain_8gpu_h100_bf16_config) spell out a released model's shape but leave the
+    vocabulary to the tokenizer, so their own fields cannot describe the model; the released one can."""
+    model = {k.removeprefix("model."): v for k, v in record.fields.items() if k.startswith("model.")}
+    given = {k: model[k] for k in IDENTIFYING_FIELDS if model.get(k) is not None}
+    if not {"num_layers", "hidden_size", "num_attention_heads"} <= given.keys():
+        return None
+    twins = [a for a in archs if all(getattr(a, k) == v for k, v in given.items())]
+    twins = [a for a in twins if a.vocab_size is not None] or twins  # a complete record over a partial one
+    if len({(a.vocab_size, a.hybrid_layer_pattern, a.num_moe_experts) for a in twins}) != 1:
+        return None
+    twin = twins[0]
+    note = (
+        f"{twin.source}; matched by {', '.join(sorted(given))} to the model {record.name} defines inline "
+        f"({record.source.path}:{record.source.line}, Megatron-Bridge {record.version})"
+    )
+    return twin.model_copy(update={"source": note})
+
+
 def recipe_arch(record: RecipeRecord, lookup: Callable[[str], ModelArch | None]) -> ModelArch | None:
-    """The bundled architecture of the recipe's Hugging Face model, else the one it defines inline."""
+    """The bundled architecture of the recipe's Hugging Face model, else the one it defines inline, else the
+    bundled model whose dimensions the inline definition repeats."""
     found = lookup(record.hf_model_id) if record.hf_model_id else None
-    return found or arch_from_recipe_fields(record)
+    return found or arch_from_recipe_fields(record) or bundled_twin(record, all_model_archs())

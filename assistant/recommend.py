@@ -111,17 +111,16 @@ def _goal_matches(record: RecipeRecord, goal: str | None) -> bool:
     return goal is None or record.mode == goal
 
 
-def exact_recipe(catalog: Catalog, stem: str, goal: str | None, seq_length: int | None) -> Selection | None:
-    """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices."""
-    candidates = [
-        r
-        for r in library_recipes(catalog)
-        if stem_of(r.name) == stem and _goal_matches(r, goal) and _is_legacy_name(r)
-    ]
-    if not candidates:
-        candidates = [
-            r for r in library_recipes(catalog) if stem_of(r.name) == stem and _goal_matches(r, goal)
-        ]
+def exact_recipe(
+    catalog: Catalog, stem: str, goal: str | None, seq_length: int | None, gpu_type: str | None = None
+) -> Selection | None:
+    """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices. When the
+    library has this model's recipe for the user's GPU type (nemotron_3_nano_gb200_pretrain_config beside the
+    H100 one), that one."""
+    pool = [r for r in library_recipes(catalog) if stem_of(r.name) == stem and _goal_matches(r, goal)]
+    if gpu_type:
+        pool = [r for r in pool if (r.gpu_type or "").lower() == gpu_type] or pool
+    candidates = [r for r in pool if _is_legacy_name(r)] or pool
     if not candidates:
         return None
 
@@ -213,7 +212,7 @@ def select_recipe(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> Select
             return Selection(named[0], "explicit")
     goal = slots.goal
     if slots.model_stem:
-        exact = exact_recipe(catalog, slots.model_stem, goal, slots.seq_length)
+        exact = exact_recipe(catalog, slots.model_stem, goal, slots.seq_length, slots.gpu_type)
         if exact:
             return exact
         arch = arch_of(slots.hf_model_id) if slots.hf_model_id else None

@@ -401,6 +401,32 @@ def test_a_recipe_that_defines_its_model_inline_has_an_architecture() -> None:
     assert arch_from_recipe_fields(recipes["wan_1_3b_pretrain_config"]) is None  # diffusion, not a decoder
     hybrid = arch_from_recipe_fields(recipes["nemotronh_8b_pretrain_config"])
     assert hybrid is None or hybrid.is_hybrid
+    # Dimensions written inline without a vocabulary: the bundled model with the same dimensions.
+    nano = recipes["nemotron_3_nano_pretrain_8gpu_h100_bf16_config"]
+    assert nano.hf_model_id is None and arch_from_recipe_fields(nano) is None
+    twin = recipe_arch(nano, load_model_arch)
+    assert twin.hf_model_id == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16" and twin.is_hybrid
+    assert twin.vocab_size == 131_072 and "matched by" in twin.source and "nemotron_3_nano.py" in twin.source
     # A recipe with a bundled HF architecture keeps it.
     llama = recipes["llama3_8b_pretrain_config"]
     assert recipe_arch(llama, load_model_arch) == load_model_arch(llama.hf_model_id)
+
+
+def test_no_bundled_twin_when_the_inline_dimensions_are_too_few_or_fit_two_models() -> None:
+    from assistant.catalog import load_catalog
+    from assistant.models import all_model_archs, bundled_twin
+
+    recipes = {r.name: r for r in load_catalog("0.6.0").recipes}
+    nano = recipes["nemotron_3_nano_pretrain_8gpu_h100_bf16_config"]
+    archs = all_model_archs()
+    assert bundled_twin(nano, archs).hf_model_id == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+    # Only the layer count: many bundled models have 52 layers or none does; never a guess.
+    few = nano.model_copy(update={"fields": {"model.num_layers": 52}})
+    assert bundled_twin(few, archs) is None
+    # Two complete records with these dimensions but different vocabularies: ambiguous.
+    real = next(a for a in archs if a.hf_model_id == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    other = real.model_copy(update={"hf_model_id": "example/other-vocab", "vocab_size": 256_000})
+    assert bundled_twin(nano, [real, other]) is None
+    # A partial record (no vocabulary) gives way to the complete one.
+    partial = real.model_copy(update={"hf_model_id": "example/partial", "vocab_size": None})
+    assert bundled_twin(nano, [partial, real]).hf_model_id == real.hf_model_id

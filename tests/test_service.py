@@ -643,3 +643,25 @@ def test_a_benchmark_in_a_named_precision_runs_that_precisions_recipe(settings):
         ask("benchmark Qwen3 30B-A3B on 8 B200", version="0.6.0", settings=settings).recipe.precision
         == "bf16"
     )
+
+
+def test_a_library_recipe_written_for_the_users_gpu_type_is_chosen(settings):
+    """v0.6.0 ships Nemotron 3 Nano and Super recipes for GB200 beside the H100 ones; a GB200 user starts
+    from the GB200 recipe (its own batch and sequence), an H100 user from the H100 one."""
+    nano = ask("Pretrain Nemotron 3 Nano on 8 GB200s", settings=settings)
+    assert nano.recipe.name == "nemotron_3_nano_gb200_pretrain_config"
+    assert nano.recipe.canonical == "nemotron_3_nano_pretrain_8gpu_gb200_bf16_config"
+    super_ = ask("Pretrain Nemotron 3 Super on 64 GB200", settings=settings)
+    assert super_.recipe.name == "nemotron_3_super_pretrain_64gpu_gb200_bf16_config"
+    h100 = ask("Pretrain Nemotron 3 Nano on 8 H100s", settings=settings)
+    assert h100.recipe.canonical == "nemotron_3_nano_pretrain_8gpu_h100_bf16_config"
+
+
+def test_a_recipe_that_spells_out_a_released_model_is_resized_with_its_architecture(settings):
+    """nemotron_3_nano_pretrain_8gpu_h100_bf16_config writes the model's dimensions inline and leaves the
+    vocabulary to the tokenizer; it is the released Nemotron 3 Nano, so 16 H100s get a checked plan (it
+    used to be refused as an unknown architecture)."""
+    answer = ask("Pretrain Nemotron 3 Nano on 16 H100s", settings=settings)
+    assert answer.plan is not None and answer.plan["num_gpus"] == 16 and answer.plan["ep"] == 8
+    assert "arch-unknown" not in {f["id"] for f in answer.findings}
+    assert answer.fit["status"] == "unknown"  # Mamba layers are not in the memory estimator
