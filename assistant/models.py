@@ -200,9 +200,19 @@ def _map_text_config(
         is_vlm=multimodal,
         is_hybrid=mixers is not None or mamba_hybrid,
         hybrid_layer_pattern=mixers.pattern if mixers else None,
+        **(_mamba_fields(mixers) if mixers and mixers.pattern and mixers.mamba_num_heads else {}),
         source=source,
     )
     return arch, mixers
+
+
+def _mamba_fields(mixers: MixerDims) -> dict[str, int]:
+    return {
+        "mamba_num_heads": mixers.mamba_num_heads,
+        "mamba_head_dim": mixers.mamba_head_dim,
+        "mamba_state_dim": mixers.mamba_state_dim,
+        "mamba_num_groups": mixers.mamba_num_groups,
+    }
 
 
 # ------------------------------------------------------------------ parameter counting
@@ -424,6 +434,10 @@ TRANSFORMER_ARCH_FIELDS = (
     "qk_head_dim",
     "qk_pos_emb_head_dim",
     "v_head_dim",
+    "mamba_num_heads",
+    "mamba_head_dim",
+    "mamba_state_dim",
+    "mamba_num_groups",
 )
 # Providers whose model is not a decoder-only transformer the estimators describe (diffusion, encoders).
 NOT_DECODER_PROVIDERS = ("Wan", "Flux", "DiT", "T5", "Bert")

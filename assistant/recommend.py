@@ -17,6 +17,7 @@ from assistant import hardware_data
 from assistant.catalog import forward_step_of
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
+from assistant.estimate.shapes import unmodelled_reason
 from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
@@ -289,7 +290,7 @@ def estimate_run(
     """Speed of the plan (under the recipe's recompute unless `recompute` is given); when nothing fits, the
     nearest layout that does; when the user's GPU count or type is not the recipe's (or `search`), the
     fastest layout the search finds for it."""
-    if rec.arch is None or rec.cluster is None or rec.recipe is None or rec.arch.is_hybrid:
+    if rec.arch is None or rec.cluster is None or rec.recipe is None or unmodelled_reason(rec.arch):
         return
     record, cluster = rec.recipe, rec.cluster
     hw = hardware_data.gpu_spec(cluster.gpu_type)

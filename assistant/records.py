@@ -185,6 +185,11 @@ class ModelArch(Record):
     is_hybrid: bool = False
     # Megatron hybrid_override_pattern of Mamba hybrids (M = Mamba, * = attention, - = MLP, E = MoE).
     hybrid_layer_pattern: str | None = None
+    # Mamba-2 mixer of the M layers (Megatron MambaMixer; d_inner = heads × head_dim).
+    mamba_num_heads: int | None = None
+    mamba_head_dim: int | None = None
+    mamba_state_dim: int | None = None
+    mamba_num_groups: int | None = None
     source: str
 
 

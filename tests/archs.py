@@ -30,3 +30,14 @@ QWEN3_30B = ModelArch(
     num_attention_heads=32, num_query_groups=4, kv_channels=128, vocab_size=151936, num_moe_experts=128,
     moe_router_topk=8, moe_ffn_hidden_size=768, source="huggingface.co/Qwen/Qwen3-30B-A3B config.json",
 )  # fmt: skip
+# Megatron-Bridge v0.3.1 Nemotron3NanoProvider (nemotronh/nemotron_h_provider.py) and the HF config of
+# nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16: 23 Mamba-2, 23 MoE and 6 attention layers, squared-ReLU MLPs.
+NEMOTRON_3_NANO = ModelArch(
+    hf_model_id="nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", family="nemotron_h", num_layers=52,
+    hidden_size=2688, ffn_hidden_size=1856, num_attention_heads=32, num_query_groups=2, kv_channels=128,
+    vocab_size=131072, gated_linear_unit=False, num_moe_experts=128, moe_router_topk=6,
+    moe_ffn_hidden_size=1856, moe_shared_expert_intermediate_size=3712, is_hybrid=True,
+    hybrid_layer_pattern="MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", mamba_num_heads=64,
+    mamba_head_dim=64, mamba_state_dim=128, mamba_num_groups=8,
+    source="Megatron-Bridge v0.3.1 Nemotron3NanoProvider; HF config.json",
+)  # fmt: skip

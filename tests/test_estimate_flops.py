@@ -76,3 +76,34 @@ def test_published_ratios_agree() -> None:
     assert ratio("deepseek_v3", note="w/o MTP") == pytest.approx(
         flops_per_token(dims_of(DEEPSEEK_V3), 4096).total / 1e9, rel=0.005
     )
+
+
+def test_a_mamba_hybrid_matches_bridges_hybrid_formula_and_parameter_count() -> None:
+    """Bridge's hybrid_flops for Nemotron 3 Nano at 8K gives 22.28 GFLOP per token, the ratio of TFLOP/s to
+    tokens/s in every published Nemotron 3 Nano row; the parameters match the HF checkpoint's 31.58B."""
+    from tests.archs import NEMOTRON_3_NANO
+
+    d = dims_of(NEMOTRON_3_NANO)
+    assert (d.attn_layers, d.mamba_layers, d.moe_layers, d.dense_layers) == (6, 23, 23, 0)
+    f = flops_per_token(d, 8192)
+    assert f.total / 1e9 == pytest.approx(22.278, abs=0.001)
+    # The timing uses the mixer's real inner width (64 heads × 64 = 4,096), not Bridge's 2 × hidden = 5,376.
+    assert 0 < f.bridge_extra < 0.1 * f.total and f.ssm_scan == pytest.approx(21 * 23 * 4096 * 128)
+    assert total_params(d) / 1e9 == pytest.approx(31.578, abs=0.001)
+
+
+def test_hybrids_the_estimators_cannot_describe_are_refused() -> None:
+    from assistant.errors import UserError
+    from assistant.estimate.shapes import unmodelled_reason
+    from tests.archs import NEMOTRON_3_NANO
+
+    assert unmodelled_reason(NEMOTRON_3_NANO) is None
+    no_pattern = NEMOTRON_3_NANO.model_copy(
+        update={"hybrid_layer_pattern": None}
+    )  # Nemotron 3 Super's record
+    gated_delta = NEMOTRON_3_NANO.model_copy(update={"hybrid_layer_pattern": "G" * 52})
+    no_mixer = NEMOTRON_3_NANO.model_copy(update={"mamba_num_heads": None})
+    for arch, words in ((no_pattern, "pattern"), (gated_delta, "pattern"), (no_mixer, "Mamba mixer")):
+        assert words in unmodelled_reason(arch)
+        with pytest.raises(UserError, match="hybrid"):
+            dims_of(arch)

@@ -168,3 +168,23 @@ def test_tight_margins_are_flagged() -> None:
             break
     else:
         pytest.fail("no sequence length gave a tight margin")
+
+
+def test_a_mamba_hybrid_is_estimated_layer_by_layer() -> None:
+    """Nemotron 3 Nano with EP8: the 128 experts of 23 MoE layers dominate. On 8 GPUs the expert-parallel
+    group is the whole world, so nothing shards the experts' optimizer state; 16 GPUs halve it (the recipe's
+    own note says its 16-GPU workload keeps the optimizer sharded)."""
+    from tests.archs import NEMOTRON_3_NANO
+
+    def peak(gpus: int, tp: int = 1) -> object:
+        layout = Plan.sized(
+            num_gpus=gpus, tp=tp, pp=1, cp=1, mbs=1, gbs=1024, vp=None, ep=8, etp=1, sp=tp > 1
+        )
+        return estimate_memory(NEMOTRON_3_NANO, layout, H100, seq_length=8192, grad_reduce_in_fp32=False,
+                               recompute="selective", recompute_modules=["moe", "layernorm"])  # fmt: skip
+
+    eight, sixteen = peak(8), peak(16)
+    assert eight.breakdown.optimizer == pytest.approx(2 * sixteen.breakdown.optimizer, rel=0.1)
+    assert not eight.fits and sixteen.fits
+    # Tensor parallelism splits the Mamba mixers, attention and activations, not the experts.
+    assert peak(16, tp=2).breakdown.activations < 0.6 * sixteen.breakdown.activations

@@ -228,3 +228,18 @@ def test_block_scaled_precisions_use_megatron_fsdp_only_when_nothing_else_fits()
     assert fsdp_only_as_last_resort(only_fsdp, "mxfp8") == only_fsdp
     assert fsdp_only_as_last_resort(fp8, "bf16") == fp8
     assert not any(r.fsdp for r in fsdp_only_as_last_resort(fp8, "nvfp4"))
+
+
+def test_a_mamba_hybrid_is_searched_with_the_splits_its_pattern_allows() -> None:
+    """Nemotron 3 Nano: TP must divide its 8 Mamba groups, and a pipeline split needs none of the transformer
+    split settings (account_for_*, an explicit layout), which do not describe a hybrid pattern."""
+    from tests.archs import NEMOTRON_3_NANO
+
+    found = search_layouts(
+        NEMOTRON_3_NANO, Cluster(num_gpus=16, gpu_type="gb200"), seq_length=8192, global_batch_size=512,
+        precision="mxfp8", top_k=50,
+    )  # fmt: skip
+    assert found and found[0].memory.fits
+    assert all(x.plan.tp <= 8 and 8 % x.plan.tp == 0 for x in found)
+    assert all(52 % (x.plan.pp * (x.plan.vp or 1)) == 0 for x in found)
+    assert not any(key in x.overrides for x in found for key in SPLIT_KEYS)

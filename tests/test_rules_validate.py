@@ -65,6 +65,21 @@ def test_heads_tp_passes_when_divisible():
     assert not by_id(run(["tp=4"]), "tp-heads")
 
 
+def test_mamba_mixers_must_split_evenly_over_tp():
+    """Megatron-Core's MambaMixer asserts that TP divides its heads and its B/C groups (mamba_mixer.py)."""
+    from tests.archs import NEMOTRON_3_NANO  # 64 Mamba heads, 8 groups, 32 attention heads
+
+    assert not by_id(run(["tp=8"], arch=NEMOTRON_3_NANO), "tp-mamba")
+    groups = one(run(["tp=16"], arch=NEMOTRON_3_NANO, gpus=16, gpu="gb200", per_node=4), "tp-mamba")
+    assert (
+        groups.severity == "error" and groups.upstream_error == "ngroups must be evenly divisible by tp_size"
+    )
+    odd_heads = NEMOTRON_3_NANO.model_copy(update={"mamba_num_heads": 100})
+    heads = one(run(["tp=8"], arch=odd_heads), "tp-mamba")
+    assert heads.upstream_error == "nheads must be evenly divisble by tp_size"  # upstream's spelling
+    assert heads.fix == "model.tensor_model_parallel_size=4"
+
+
 def test_query_groups_current_mcore_allows_tp_multiple_of_groups():
     found = run(["tp=16"], gpus=16, gpu="gb200", per_node=4, version="0.6.0")
     item = one(found, "tp-query-groups")

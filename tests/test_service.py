@@ -660,8 +660,14 @@ def test_a_library_recipe_written_for_the_users_gpu_type_is_chosen(settings):
 def test_a_recipe_that_spells_out_a_released_model_is_resized_with_its_architecture(settings):
     """nemotron_3_nano_pretrain_8gpu_h100_bf16_config writes the model's dimensions inline and leaves the
     vocabulary to the tokenizer; it is the released Nemotron 3 Nano, so 16 H100s get a checked plan (it
-    used to be refused as an unknown architecture)."""
+    used to be refused as an unknown architecture) with a memory and speed estimate of the Mamba hybrid."""
     answer = ask("Pretrain Nemotron 3 Nano on 16 H100s", settings=settings)
     assert answer.plan is not None and answer.plan["num_gpus"] == 16 and answer.plan["ep"] == 8
     assert "arch-unknown" not in {f["id"] for f in answer.findings}
-    assert answer.fit["status"] == "unknown"  # Mamba layers are not in the memory estimator
+    assert answer.fit["status"] == "fits"  # the recipe's selective recompute of the MoE blocks counted
+    assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
+    # On 8 GPUs the expert-parallel group spans the world: nothing shards the experts' optimizer state.
+    eight = ask("Can I pretrain Nemotron 3 Nano on 8 H100s?", settings=settings)
+    assert eight.fit["status"] == "does-not-fit"
+    oom = next(f for f in eight.findings if f["id"] == "fit-oom")
+    assert oom["fix"] == "model.recompute_granularity=full"  # its micro-batch is already 1

@@ -17,7 +17,16 @@ from pydantic import Field
 
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB, GpuSpec, precision_unit
-from assistant.estimate.shapes import Dims, dims_of, layer_params, moe_layer_flags, padded_vocab
+from assistant.estimate.shapes import (
+    Dims,
+    LayerMix,
+    LayerParams,
+    dims_of,
+    layer_kinds,
+    mix_of,
+    mix_params,
+    padded_vocab,
+)
 from assistant.records import ModelArch, Plan, Record
 from assistant.rules import upstream
 
@@ -69,8 +78,7 @@ class MemoryEstimate(Record):
 
 @dataclass(frozen=True, slots=True)
 class _Stage:
-    dense: int
-    moe: int
+    mix: LayerMix  # the sublayers of the layers this pipeline rank holds
     has_embedding: bool
     has_output: bool
     inflight_layers: float  # sum over in-flight micro-batches of the layers each holds
@@ -103,25 +111,24 @@ def chunk_sizes(layers: int, chunks: int) -> list[int]:
 
 
 @lru_cache(maxsize=4096)
-def stage_layer_types(flags: tuple[bool, ...], pp: int, vp: int, rank: int) -> tuple[int, int]:
-    """(dense, MoE) layer counts on pipeline rank `rank`, which holds model chunks rank, rank + pp, ..."""
-    sizes = chunk_sizes(len(flags), pp * vp)
+def stage_layers(kinds: str, pp: int, vp: int, rank: int) -> LayerMix:
+    """The sublayers of pipeline rank `rank`, which holds model chunks rank, rank + pp, ... (`kinds`: one
+    letter per layer, shapes.layer_kinds)."""
+    sizes = chunk_sizes(len(kinds), pp * vp)
     starts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
-    indices = [i for j in range(vp) for i in range(starts[j * pp + rank], starts[j * pp + rank + 1])]
-    moe = sum(flags[i] for i in indices)
-    return len(indices) - moe, moe
+    return mix_of("".join(kinds[starts[j * pp + rank] : starts[j * pp + rank + 1]] for j in range(vp)))
 
 
-def _stages_to_check(flags: tuple[bool, ...], pp: int, vp: int) -> list[int]:
+def _stages_to_check(kinds: str, pp: int, vp: int) -> list[int]:
     """The first stage (embedding, most micro-batches in flight), the last (output layer, logits) and,
     for uneven splits, the stage holding the most layers."""
-    busiest = max(range(pp), key=lambda r: sum(stage_layer_types(flags, pp, vp, r)))
+    busiest = max(range(pp), key=lambda r: stage_layers(kinds, pp, vp, r).layers)
     return sorted({0, busiest, pp - 1})
 
 
-def _stage(pp: int, vp: int, rank: int, microbatches: int, flags: tuple[bool, ...]) -> _Stage:
-    dense, moe = stage_layer_types(flags, pp, vp, rank)
-    n_layers = dense + moe
+def _stage(pp: int, vp: int, rank: int, microbatches: int, kinds: str) -> _Stage:
+    mix = stage_layers(kinds, pp, vp, rank)
+    n_layers = mix.layers
     chunk_layers = n_layers / vp
     if vp > 1:
         warmup = (pp - rank - 1) * 2 + (vp - 1) * pp + 1
@@ -131,34 +138,42 @@ def _stage(pp: int, vp: int, rank: int, microbatches: int, flags: tuple[bool, ..
     else:
         inflight_mb = min(microbatches, pp - rank)
         inflight_layers = inflight_mb * n_layers
-    return _Stage(dense, moe, rank == 0, rank == pp - 1, inflight_layers, max(1, inflight_mb))
+    return _Stage(mix, rank == 0, rank == pp - 1, inflight_layers, max(1, inflight_mb))
 
 
-def _activation_elements(d: Dims, is_moe: bool, modules: set[str]) -> tuple[float, float]:
-    """Saved elements per token of one layer before TP/CP division: (bf16-sized, fp8-eligible GEMM inputs).
+def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, float]:
+    """Saved elements per token of one sublayer ("attn", "mlp", "moe" or "mamba") with its pre-norm, before
+    TP/CP division: (bf16-sized, fp8-eligible GEMM inputs).
 
     GEMM inputs (norm outputs, attention output, activation output) are saved in FP8 by Transformer Engine
     when training in FP8, so they are returned separately.
     """
     h = d.hidden
-    plain = 2 * h  # inputs of the two norms (residual stream)
-    gemm_in = 0.0 if "layernorm" in modules else 2 * h  # norm outputs = QKV and FC1 inputs
-    if d.mla:
-        qk = d.qk_dim + d.qk_pos
-        latents = (d.q_lora or 0) + d.kv_lora + d.qk_pos
-        up = 0.0 if "mla_up_proj" in modules else d.heads * (2 * qk + d.v_dim)
-        plain += latents + up
-        gemm_in += d.heads * d.v_dim  # attention output = output-projection input
-    else:
-        plain += d.q_width + 2 * d.kv_width
-        gemm_in += d.q_width
-    plain += 2 * d.heads  # softmax statistics (fp32) of flash attention
-    if not is_moe:
-        if "mlp" not in modules:
-            plain += (2 if d.gated else 1) * d.ffn
-            gemm_in += d.ffn
-        return plain, gemm_in
+    plain = h  # the norm's input (residual stream)
+    norm_out = 0.0 if "layernorm" in modules and kind != "mamba" else h  # the first GEMM's input
+    if kind == "attn":
+        gemm_in = norm_out
+        if d.mla:
+            qk = d.qk_dim + d.qk_pos
+            latents = (d.q_lora or 0) + d.kv_lora + d.qk_pos
+            up = 0.0 if "mla_up_proj" in modules else d.heads * (2 * qk + d.v_dim)
+            plain += latents + up
+            gemm_in += d.heads * d.v_dim  # attention output = output-projection input
+        else:
+            plain += d.q_width + 2 * d.kv_width
+            gemm_in += d.q_width
+        return plain + 2 * d.heads, gemm_in  # with the softmax statistics (fp32) of flash attention
+    if kind == "mlp":
+        if "mlp" in modules:
+            return plain, norm_out
+        return plain + (2 if d.gated else 1) * d.ffn, norm_out + d.ffn
+    if kind == "mamba":
+        # in_proj output (z, x, B, C, dt), the convolution's output, the scan's output y, and the gated
+        # norm's output (the out_proj input); the scan recomputes its chunk states in backward.
+        conv = d.d_inner + 2 * d.ssm_groups * d.ssm_state
+        return plain + d.mamba_in_width + conv + d.d_inner, norm_out + d.d_inner
     plain += 2 * d.experts  # router logits and probabilities (fp32)
+    gemm_in = norm_out
     if "moe" not in modules:
         k = d.topk
         plain += k * h  # combine input (expert output before the probability weighting)
@@ -170,6 +185,16 @@ def _activation_elements(d: Dims, is_moe: bool, modules: set[str]) -> tuple[floa
         plain += (2 if d.gated else 1) * d.shared_ffn
         gemm_in += d.shared_ffn
     return plain, gemm_in
+
+
+def _mix_elements(d: Dims, mix: LayerMix, modules: set[str]) -> tuple[float, float]:
+    """Saved elements per token of all the sublayers in `mix` (see _sublayer_elements)."""
+    plain = gemm = 0.0
+    for kind, count in (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba)):
+        if count:
+            p, g = _sublayer_elements(d, kind, modules)
+            plain, gemm = plain + count * p, gemm + count * g
+    return plain, gemm
 
 
 def estimate_memory(
@@ -235,14 +260,12 @@ def estimate_memory(
     if fp8_param:
         assumptions.append("FP8 parameters: weights held in 1 byte, master copy in the optimizer")
 
-    flags = tuple(moe_layer_flags(arch))
-    dense_lp, moe_lp = layer_params(d, False), layer_params(d, True)
+    kinds = layer_kinds(arch)
     vocab = padded_vocab(d.vocab, t)
-    ranks = _stages_to_check(flags, p, v)
-    stages = [_stage(p, v, r, microbatches, flags) for r in ranks]
+    ranks = _stages_to_check(kinds, p, v)
+    stages = [_stage(p, v, r, microbatches, kinds) for r in ranks]
     modules = set(recompute_modules or (["core_attn"] if recompute == "selective" else []))
-    plain_d, gemm_d = _activation_elements(d, False, modules if recompute == "selective" else set())
-    plain_m, gemm_m = _activation_elements(d, True, modules if recompute == "selective" else set())
+    saved_modules = modules if recompute == "selective" else set()
     gemm_byte = 1.0 if fp8 else 2.0
     tokens = seq_length * mbs / c  # tokens one rank sees per micro-batch
     tp_div = t if sp else 1
@@ -250,39 +273,42 @@ def estimate_memory(
     # Unfused attention keeps the s×s softmax output (bf16) per head; no dropout mask (attention dropout 0).
     scores = 2 * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if unfused_attention else 0.0
 
-    def layer_bytes(is_moe: bool) -> float:
-        plain, gemm = (plain_m, gemm_m) if is_moe else (plain_d, gemm_d)
+    def saved_bytes(mix: LayerMix) -> float:
+        """What the layers of `mix` save for backward, one micro-batch."""
+        plain, gemm = _mix_elements(d, mix, saved_modules)
         return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
-                                  sp=sp, scores=scores)  # fmt: skip
+                                  sp=sp, scores=scores * mix.attn, norms=_norms(mix))  # fmt: skip
 
-    full_dense = tokens * (2 * (plain_d + gemm_d)) / t + scores
-    full_moe = tokens * (2 * (plain_m + gemm_m)) / t + scores
+    def full_bytes(mix: LayerMix) -> float:
+        """The same with nothing recomputed: what a fully recomputed layer rebuilds during backward."""
+        plain, gemm = _mix_elements(d, mix, set())
+        return tokens * (2 * (plain + gemm)) / t + scores * mix.attn
+
     results = []
     for rank, st in zip(ranks, stages, strict=True):
         if st.has_output and mtp_layers:
             # Multi-token prediction: extra layers (same type as the last layer) and heads on the last stage.
-            extra = mtp_layers * st.inflight_layers / max(1, st.dense + st.moe)
+            extra = mtp_layers * st.inflight_layers / max(1, st.mix.layers)
             st = _Stage(
-                st.dense + (0 if flags[-1] else mtp_layers),
-                st.moe + (mtp_layers if flags[-1] else 0),
+                st.mix + mix_of(kinds[-1] * mtp_layers),
                 st.has_embedding,
                 True,
                 st.inflight_layers + extra,
                 st.inflight_microbatches,
             )
-        sharded = st.dense * (dense_lp.attn + dense_lp.mlp) + st.moe * (moe_lp.attn + moe_lp.mlp)
-        sharded /= t
+        lp = mix_params(d, st.mix)
+        sharded = lp.tp_sharded / t
         if st.has_embedding:
             sharded += d.hidden * vocab / t
         if st.has_output and (not d.tied or p > 1):
             sharded += d.hidden * vocab / t
         if st.has_output and mtp_layers:
             sharded += mtp_layers * 2 * d.hidden * d.hidden / t  # the MTP input projections
-        replicated = st.dense * dense_lp.replicated + st.moe * moe_lp.replicated + d.hidden
-        experts = st.moe * moe_lp.routed / (et * e)
+        replicated = lp.replicated + d.hidden
+        experts = lp.routed / (et * e)
         weights = sharded + replicated + experts
         if mode == "peft":
-            adapters = _lora_params(d, st.dense + st.moe, lora_rank) / t
+            adapters = _lora_params(d, st.mix, lora_rank) / t
             params = weights * param_bytes + adapters * 2
             grads = adapters * grad_bytes
             optimizer = adapters * opt_bytes / dense_shard
@@ -291,17 +317,16 @@ def estimate_memory(
             grads = weights * grad_bytes
             optimizer = (sharded + replicated) * opt_bytes / dense_shard + experts * opt_bytes / expert_shard
             if fsdp:
-                params = params / dense_shard + _largest_layer(dense_lp, moe_lp, t, e, et) * 2 * param_bytes
+                params = params / dense_shard + _largest_layer(d, kinds, t, e, et) * 2 * param_bytes
                 grads /= dense_shard
         if fp8 and not fp8_param:
             # Transformer Engine's cached FP8 weight copies; Megatron-FSDP casts the shards it holds.
             params += (sharded + experts) * 1.0 / (dense_shard if fsdp else 1)
 
         # ---- activations
-        n_layers = st.dense + st.moe
-        moe_frac = st.moe / n_layers if n_layers else 0.0
-        per_layer = (1 - moe_frac) * layer_bytes(False) + moe_frac * layer_bytes(True)
-        per_layer_full = (1 - moe_frac) * full_dense + moe_frac * full_moe
+        n_layers = st.mix.layers
+        per_layer = saved_bytes(st.mix) / n_layers if n_layers else 0.0
+        per_layer_full = full_bytes(st.mix) / n_layers if n_layers else 0.0
         checkpoint = tokens * d.hidden * 2 / tp_div  # the layer input kept by full recompute
         if recompute == "full":
             kept = n_layers if recompute_num_layers is None else min(n_layers, recompute_num_layers)
@@ -388,14 +413,16 @@ def layer_activation_bytes(
     t, c = layout.tp, layout.cp
     tokens = seq_length * (micro_batch_size or layout.mbs) / c
     gemm_byte = 1.0 if precision_unit(precision) in {"fp8", "fp4"} else 2.0
-    flags = moe_layer_flags(arch)
-    moe_frac = sum(flags) / len(flags) if flags else 0.0
-    total = 0.0
-    for is_moe, share in ((False, 1 - moe_frac), (True, moe_frac)):
-        plain, gemm = _activation_elements(d, is_moe, set())
-        total += share * _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t,
-                                            gemm_byte=gemm_byte, sp=layout.sp, scores=0.0)  # fmt: skip
-    return total
+    mix = mix_of(layer_kinds(arch))
+    plain, gemm = _mix_elements(d, mix, set())
+    total = _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
+                               sp=layout.sp, scores=0.0, norms=_norms(mix))  # fmt: skip
+    return total / mix.layers
+
+
+def _norms(mix: LayerMix) -> int:
+    """Pre-norms of these layers: one per sublayer."""
+    return mix.attn + mix.mlp + mix.moe + mix.mamba
 
 
 def _saved_layer_bytes(
@@ -408,26 +435,32 @@ def _saved_layer_bytes(
     gemm_byte: float,
     sp: bool,
     scores: float,
+    norms: int,
 ) -> float:
-    """Bytes one layer saves for backward on one rank and micro-batch: its activations (GEMM inputs in FP8
-    when the run is), the norm outputs each TP rank keeps whole without sequence parallelism, and unfused
-    attention scores."""
-    replicated_norms = 0.0 if sp else tokens * (2 + gemm_byte) * 2 * hidden * (1 - 1 / t)
+    """Bytes layers save for backward on one rank and micro-batch: their activations (GEMM inputs in FP8
+    when the run is), the inputs and outputs of their `norms` pre-norms, which each TP rank keeps whole
+    without sequence parallelism, and unfused attention scores."""
+    replicated_norms = 0.0 if sp else tokens * (2 + gemm_byte) * norms * hidden * (1 - 1 / t)
     return tokens * (2 * plain + gemm_byte * gemm) / t + replicated_norms + scores
 
 
-def _lora_params(d: Dims, layers: int, rank: int) -> float:
-    """LoRA A and B matrices on linear_qkv, linear_proj, linear_fc1 and linear_fc2 of each layer."""
+def _lora_params(d: Dims, mix: LayerMix, rank: int) -> float:
+    """LoRA A and B matrices on linear_qkv and linear_proj of each attention, and linear_fc1 and linear_fc2
+    of each MLP or MoE block (at the dense MLP's width)."""
     qkv_out = d.q_width + 2 * d.kv_width
     fc1_out = (2 if d.gated else 1) * d.ffn
-    per_layer = rank * (
-        (d.hidden + qkv_out) + (d.q_width + d.hidden) + (d.hidden + fc1_out) + (d.ffn + d.hidden)
-    )
-    return layers * per_layer
+    attention = rank * ((d.hidden + qkv_out) + (d.q_width + d.hidden))
+    mlp = rank * ((d.hidden + fc1_out) + (d.ffn + d.hidden))
+    return mix.attn * attention + (mix.mlp + mix.moe) * mlp
 
 
-def _largest_layer(dense, moe, t: int, e: int, et: int) -> float:
-    return max(dense.attn + dense.mlp, moe.attn + moe.mlp + moe.routed / e) / max(t, et)
+def _largest_layer(d: Dims, kinds: str, t: int, e: int, et: int) -> float:
+    """Parameters per GPU of the largest layer: what Megatron-FSDP gathers whole at a time."""
+
+    def size(lp: LayerParams) -> float:
+        return lp.tp_sharded + lp.routed / e
+
+    return max(size(mix_params(d, mix_of(kind))) for kind in set(kinds)) / max(t, et)
 
 
 def _assumptions(sp, t, fp8, recompute, modules, dist_opt, dp, c, ov, cuda_graphs) -> list[str]:

@@ -15,6 +15,7 @@ from assistant.estimate.shapes import dims_of
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
+from assistant.rules.findings import mamba_tp_allowed
 from assistant.rules.validate import validate
 
 DEFAULT_RULES_VERSION = "0.6.0"
@@ -86,16 +87,19 @@ def _powers_of_two(limit: int) -> list[int]:
     return out
 
 
-def _pipeline_splits(layers: int, limit: int) -> list[tuple[int, int | None]]:
+def _pipeline_splits(layers: int, limit: int, hybrid: bool = False) -> list[tuple[int, int | None]]:
     """(PP, VP) pairs to try: every split Megatron makes even (with the account_for_* flags or first/last
-    stage sizes), plus the usual VP sizes through an explicit pipeline layout."""
+    stage sizes), plus the usual VP sizes through an explicit pipeline layout. A Mamba hybrid gets only the
+    splits that need none of those settings (they describe transformer layers, not a hybrid pattern)."""
     pairs: list[tuple[int, int | None]] = [(1, None)]
     for pp in _powers_of_two(min(limit, layers + 2)):
         if pp == 1:
             continue
         for vp in range(1, (layers + 2) // pp + 1):
             split = split_overrides(layers, pp, vp if vp > 1 else None)
-            if split is not None and (PIPELINE_LAYOUT not in split or vp in LAYOUT_VP_SIZES):
+            if split is None or (hybrid and split):
+                continue
+            if PIPELINE_LAYOUT not in split or vp in LAYOUT_VP_SIZES:
                 pairs.append((pp, vp if vp > 1 else None))
     return pairs
 
@@ -239,10 +243,15 @@ def _candidates(
     d = dims_of(arch)
     gpus = cluster.num_gpus
     rules_cluster = cluster.model_copy(update={"gpu_type": hw.key})
-    tps = [t for t in _powers_of_two(min(max_tp, gpus, hw.nvlink_domain)) if d.heads % t == 0]
+    tps = [
+        t
+        for t in _powers_of_two(min(max_tp, gpus, hw.nvlink_domain))
+        if d.heads % t == 0 and mamba_tp_allowed(arch, t)
+    ]
     cps = [c for c in _powers_of_two(min(16, gpus)) if c == 1 or seq_length >= 4096 * c]
     eps = _powers_of_two(min(d.experts, gpus)) if d.experts else [1]
-    for (pp, vp), tp, cp in product(_pipeline_splits(d.layers, gpus), tps, cps):
+    splits = _pipeline_splits(d.layers, gpus, hybrid=bool(d.mamba_layers) or arch.is_hybrid)
+    for (pp, vp), tp, cp in product(splits, tps, cps):
         if gpus % (tp * pp * cp):
             continue
         dp = gpus // (tp * pp * cp)

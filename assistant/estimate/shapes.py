@@ -1,7 +1,11 @@
 """Parameter counts and Megatron-Bridge model FLOPs per token, from a ModelArch (pure arithmetic).
 
 The FLOPs follow Megatron-Bridge `training/utils/flop_utils.py::transformer_flops` at commit 067f987 (see
-shared research note estimators.md section 4): causal-halved attention core, gated MLP factor 3, padded vocab.
+shared research note estimators.md section 4): causal-halved attention core, gated MLP factor 3, padded vocab;
+Mamba hybrids follow its `hybrid_flops` (v0.6.0).
+
+A model is a stack of Megatron layers, each holding sublayers: a transformer layer is attention plus an MLP
+or MoE block; a Mamba-hybrid layer (one symbol of `hybrid_layer_pattern`) is one of them, or a Mamba mixer.
 """
 
 from __future__ import annotations
@@ -29,14 +33,30 @@ class Dims:
     topk: int
     moe_ffn: int
     shared_ffn: int
-    dense_layers: int
-    moe_layers: int
+    dense_layers: int  # dense MLP sublayers
+    moe_layers: int  # MoE sublayers
     mla: bool
     q_lora: int | None
     kv_lora: int
     qk_dim: int
     qk_pos: int
     v_dim: int
+    attn_layers: int = 0  # attention sublayers (every layer of a transformer)
+    mamba_layers: int = 0  # Mamba-2 mixers
+    ssm_heads: int = 0
+    ssm_head_dim: int = 0
+    ssm_state: int = 0
+    ssm_groups: int = 0
+
+    @property
+    def d_inner(self) -> int:
+        """Width of a Mamba mixer's inner stream (x, z and y)."""
+        return self.ssm_heads * self.ssm_head_dim
+
+    @property
+    def mamba_in_width(self) -> int:
+        """Output width of a Mamba mixer's in_proj: z, x, B, C and dt."""
+        return 2 * self.d_inner + 2 * self.ssm_groups * self.ssm_state + self.ssm_heads
 
     @property
     def q_width(self) -> int:
@@ -52,28 +72,91 @@ class Dims:
         return 3 if self.gated else 2
 
 
-def moe_layer_flags(arch: ModelArch) -> list[bool]:
-    """Which layers are MoE: after `moe_first_k_dense` dense layers, every `moe_layer_freq`-th layer."""
+# Layer kinds: a transformer layer with a dense MLP ("D") or an MoE block ("X"); the one-sublayer layers of a
+# Mamba hybrid by their hybrid_layer_pattern symbols: Mamba ("M"), attention ("*"), MLP ("-"), MoE ("E").
+HYBRID_SYMBOLS = frozenset("M*-E")
+
+
+@dataclass(frozen=True, slots=True)
+class LayerMix:
+    """Sublayer counts of a run of layers (a pipeline stage, or the whole model)."""
+
+    layers: int = 0
+    attn: int = 0
+    mlp: int = 0
+    moe: int = 0
+    mamba: int = 0
+
+    def __add__(self, other: LayerMix) -> LayerMix:
+        return LayerMix(
+            self.layers + other.layers,
+            self.attn + other.attn,
+            self.mlp + other.mlp,
+            self.moe + other.moe,
+            self.mamba + other.mamba,
+        )
+
+
+_KIND_MIX = {
+    "D": LayerMix(1, attn=1, mlp=1),
+    "X": LayerMix(1, attn=1, moe=1),
+    "M": LayerMix(1, mamba=1),
+    "*": LayerMix(1, attn=1),
+    "-": LayerMix(1, mlp=1),
+    "E": LayerMix(1, moe=1),
+}
+
+
+def mix_of(kinds: str) -> LayerMix:
+    """Sublayer counts of the layers whose kinds are given (see `layer_kinds`)."""
+    return LayerMix(
+        layers=len(kinds),
+        attn=sum(_KIND_MIX[k].attn for k in kinds),
+        mlp=sum(_KIND_MIX[k].mlp for k in kinds),
+        moe=sum(_KIND_MIX[k].moe for k in kinds),
+        mamba=sum(_KIND_MIX[k].mamba for k in kinds),
+    )
+
+
+def layer_kinds(arch: ModelArch) -> str:
+    """One kind per Megatron layer. Transformers: MoE after `moe_first_k_dense` dense layers, every
+    `moe_layer_freq`-th layer. Mamba hybrids: their layer pattern."""
+    if arch.is_hybrid:
+        return arch.hybrid_layer_pattern or ""
     if not arch.num_moe_experts:
-        return [False] * arch.num_layers
+        return "D" * arch.num_layers
     first_dense = arch.moe_first_k_dense or 0
     freq = arch.moe_layer_freq or 1
-    return [i >= first_dense and i % freq == 0 for i in range(arch.num_layers)]
+    return "".join("X" if i >= first_dense and i % freq == 0 else "D" for i in range(arch.num_layers))
+
+
+def unmodelled_reason(arch: ModelArch) -> str | None:
+    """Why the estimators cannot describe this hybrid (None when they can): they know Mamba-2 mixers,
+    attention, MLP and MoE layers laid out by a Megatron hybrid_layer_pattern, nothing else."""
+    if not arch.is_hybrid:
+        return None
+    pattern = arch.hybrid_layer_pattern or ""
+    if not pattern or set(pattern) - HYBRID_SYMBOLS:
+        return "its layers are not laid out by a Mamba/attention/MLP/MoE pattern the estimators know"
+    if len(pattern) != arch.num_layers:
+        return f"its layer pattern has {len(pattern)} symbols for {arch.num_layers} layers"
+    if "M" in pattern and not (arch.mamba_num_heads and arch.mamba_head_dim and arch.mamba_state_dim):
+        return "its Mamba mixer dimensions (heads, head size, state size) are not known"
+    return None
 
 
 def dims_of(arch: ModelArch) -> Dims:
     """Resolve a ModelArch into Dims; a missing vocabulary is the user's to supply."""
     if arch.vocab_size is None:
         raise UserError(f"model {arch.hf_model_id} has no vocab_size; add it to the model spec")
-    if arch.is_hybrid:
+    reason = unmodelled_reason(arch)
+    if reason:
         raise UserError(
-            f"{arch.hf_model_id} mixes Mamba/linear-attention layers with attention; the estimators model "
-            "transformer layers only, so they give no number for it"
+            f"{arch.hf_model_id} is a hybrid model and {reason}, so the estimators give no number for it"
         )
     if arch.num_layers <= 0 or arch.hidden_size <= 0 or arch.num_attention_heads <= 0:
         raise UserError("num_layers, hidden_size and num_attention_heads must be positive")
-    flags = moe_layer_flags(arch)
-    moe_layers = sum(flags)
+    mix = mix_of(layer_kinds(arch))
     head_dim = arch.kv_channels or arch.hidden_size // arch.num_attention_heads
     return Dims(
         layers=arch.num_layers,
@@ -89,14 +172,20 @@ def dims_of(arch: ModelArch) -> Dims:
         topk=arch.moe_router_topk or (1 if arch.num_moe_experts else 0),
         moe_ffn=arch.moe_ffn_hidden_size or arch.ffn_hidden_size or 4 * arch.hidden_size,
         shared_ffn=arch.moe_shared_expert_intermediate_size or 0,
-        dense_layers=arch.num_layers - moe_layers,
-        moe_layers=moe_layers,
+        dense_layers=mix.mlp,
+        moe_layers=mix.moe,
         mla=arch.multi_latent_attention,
         q_lora=arch.q_lora_rank,
         kv_lora=arch.kv_lora_rank or 512,
         qk_dim=arch.qk_head_dim or 128,
         qk_pos=arch.qk_pos_emb_head_dim or 64,
         v_dim=arch.v_head_dim or 128,
+        attn_layers=mix.attn,
+        mamba_layers=mix.mamba,
+        ssm_heads=arch.mamba_num_heads or 0,
+        ssm_head_dim=arch.mamba_head_dim or 0,
+        ssm_state=arch.mamba_state_dim or 0,
+        ssm_groups=arch.mamba_num_groups or 1,
     )
 
 
@@ -111,12 +200,17 @@ def padded_vocab(vocab: int, tp: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class LayerParams:
-    """Parameters of one layer, split by how Megatron shards them."""
+    """Parameters of a run of layers, split by how Megatron shards them."""
 
     attn: float  # TP-sharded
     mlp: float  # dense MLP or shared expert, TP-sharded
     routed: float  # all routed experts, sharded over EP·ETP
     replicated: float  # norms and router
+    mamba: float = 0.0  # Mamba mixers, TP-sharded by heads
+
+    @property
+    def tp_sharded(self) -> float:
+        return self.attn + self.mlp + self.mamba
 
 
 def attention_params(d: Dims) -> float:
@@ -130,27 +224,43 @@ def attention_params(d: Dims) -> float:
     return q_term + kv_term + d.heads * d.v_dim * h
 
 
-def layer_params(d: Dims, is_moe: bool) -> LayerParams:
-    h = d.hidden
-    norms = 2 * h
-    if not is_moe:
-        return LayerParams(attention_params(d), d.glu * h * d.ffn, 0.0, norms)
-    return LayerParams(
-        attn=attention_params(d),
-        mlp=d.glu * h * d.shared_ffn,
-        routed=d.experts * d.glu * h * d.moe_ffn,
-        replicated=norms + h * d.experts,
+MAMBA_CONV_KERNEL = 4  # Megatron MambaMixer d_conv
+
+
+def mamba_params(d: Dims) -> float:
+    """One Mamba-2 mixer: in_proj (z, x, B, C, dt), depthwise conv with bias, A/D/dt_bias, gated norm,
+    out_proj."""
+    conv_dim = d.d_inner + 2 * d.ssm_groups * d.ssm_state
+    return (
+        d.hidden * d.mamba_in_width
+        + conv_dim * (MAMBA_CONV_KERNEL + 1)
+        + 3 * d.ssm_heads
+        + d.d_inner
+        + d.d_inner * d.hidden
     )
+
+
+def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
+    """Parameters of layers with these sublayer counts; each sublayer has its own pre-norm."""
+    h = d.hidden
+    return LayerParams(
+        attn=mix.attn * attention_params(d),
+        mlp=d.glu * h * (mix.mlp * d.ffn + mix.moe * d.shared_ffn),
+        routed=mix.moe * d.experts * d.glu * h * d.moe_ffn,
+        replicated=(mix.attn + mix.mlp + mix.moe + mix.mamba) * h + mix.moe * h * d.experts,
+        mamba=mix.mamba * mamba_params(d) if mix.mamba else 0.0,
+    )
+
+
+def whole_model(d: Dims) -> LayerMix:
+    return LayerMix(d.layers, d.attn_layers, d.dense_layers, d.moe_layers, d.mamba_layers)
 
 
 def total_params(d: Dims) -> float:
     """All parameters: layers, embedding, untied output layer and final norm."""
-    per = layer_params(d, False)
-    moe = layer_params(d, True)
-    layers = d.dense_layers * (per.attn + per.mlp + per.replicated)
-    layers += d.moe_layers * (moe.attn + moe.mlp + moe.routed + moe.replicated)
+    lp = mix_params(d, whole_model(d))
     embed = d.hidden * d.vocab * (1 if d.tied else 2)
-    return layers + embed + d.hidden
+    return lp.tp_sharded + lp.routed + lp.replicated + embed + d.hidden
 
 
 # ---------------------------------------------------------------- FLOPs
@@ -160,14 +270,18 @@ def total_params(d: Dims) -> float:
 class TokenFlops:
     """Training FLOPs per token (fwd + bwd), by the kind of kernel that runs them."""
 
-    dense_gemm: float  # attention projections, dense MLP, shared experts, logits
+    dense_gemm: float  # attention projections, dense MLP, shared experts, Mamba projections, logits
     expert_gemm: float  # routed experts (grouped GEMM)
     attention_core: float  # QK^T and AV (flash attention)
     logits: float = 0.0  # the output layer's share of dense_gemm (last pipeline stage only)
+    ssm_scan: float = 0.0  # Mamba-2 state-space scan (Bridge's 7·d_inner·state per token and layer)
+    # Bridge's hybrid formula takes a Mamba mixer's inner width as 2 × hidden; the reported model FLOPs
+    # follow it, the timing uses the real width (heads × head size): this is the difference.
+    bridge_extra: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.dense_gemm + self.expert_gemm + self.attention_core
+        return self.dense_gemm + self.expert_gemm + self.attention_core + self.ssm_scan + self.bridge_extra
 
 
 def flops_per_token(d: Dims, seq_length: int, tp: int = 1) -> TokenFlops:
@@ -181,11 +295,28 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1) -> TokenFlops:
         proj = q_term + d.kv_lora * (h + d.heads * (d.qk_dim + d.v_dim) + 1) + h * d.qk_pos
         proj += d.heads * d.v_dim * h
         core = s * d.heads * qk / 2 + s * d.heads * d.v_dim / 2
-        attn_proj, attn_core = 6 * d.layers * proj, 6 * d.layers * core
+        attn_proj, attn_core = 6 * d.attn_layers * proj, 6 * d.attn_layers * core
     else:
-        attn_proj = 6 * d.layers * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h)
-        attn_core = 6 * d.layers * d.q_width * s
+        attn_proj = 6 * d.attn_layers * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h)
+        attn_core = 6 * d.attn_layers * d.q_width * s
     logits = 6 * h * padded_vocab(d.vocab, tp)
+    mamba_proj, scan = mamba_flops(d, d.d_inner)
+    bridge_proj, bridge_scan = mamba_flops(d, 2 * h)
     return TokenFlops(
-        dense_gemm=mlp + attn_proj + logits, expert_gemm=experts, attention_core=attn_core, logits=logits
+        dense_gemm=mlp + attn_proj + mamba_proj + logits,
+        expert_gemm=experts,
+        attention_core=attn_core,
+        logits=logits,
+        ssm_scan=scan,
+        bridge_extra=bridge_proj + bridge_scan - mamba_proj - scan,
     )
+
+
+def mamba_flops(d: Dims, inner: int) -> tuple[float, float]:
+    """(in_proj + out_proj, scan) training FLOPs per token of all Mamba mixers with this inner width
+    (Bridge `mamba_layer_flops`, times 3 for forward and backward)."""
+    if not d.mamba_layers:
+        return 0.0, 0.0
+    in_width = 2 * inner + 2 * d.ssm_groups * d.ssm_state + d.ssm_heads
+    projections = 6 * d.mamba_layers * d.hidden * (in_width + inner)
+    return projections, 21 * d.mamba_layers * inner * d.ssm_state

@@ -17,15 +17,17 @@ from assistant.estimate.memory import (
     check_offload,
     data_parallel_size,
     layer_activation_bytes,
-    stage_layer_types,
+    stage_layers,
 )
 from assistant.estimate.shapes import (
     Dims,
     TokenFlops,
     dims_of,
     flops_per_token,
-    layer_params,
-    moe_layer_flags,
+    layer_kinds,
+    mamba_flops,
+    mix_params,
+    whole_model,
 )
 from assistant.records import ModelArch, Plan, Record
 
@@ -189,12 +191,15 @@ def estimate_throughput(
     t_expert = tokens_gpu * flops.expert_gemm * peft_factor / (peak * eff * ratio * esize)
     attn_peak = peak if feats.fp8_attention and lowp else bf16_peak
     t_attn = tokens_gpu * flops.attention_core / (attn_peak * cal.attention_efficiency)
+    # Mamba's chunked scan is, like flash attention, a fused sequence-mixing kernel in BF16: no published
+    # row isolates it, so it runs at the attention core's efficiency.
+    t_scan = tokens_gpu * flops.ssm_scan / (bf16_peak * cal.attention_efficiency)
     elem_bytes = _elementwise_bytes(d, fused_expert_mlp=feats.fused_grouped_mlp)
     t_elem = tokens_gpu * elem_bytes * cal.elementwise_passes / hw.hbm_bw
     if lowp:  # every GEMM input is cast (and for FP8 with scaling, transposed) before the GEMM
         quant_bytes = _gemm_input_bytes(d, fused_expert_mlp=feats.fused_grouped_mlp)
         t_elem += tokens_gpu * quant_bytes * cal.quant_passes / hw.hbm_bw
-    t_layers = t_dense + t_expert + t_attn + t_elem
+    t_layers = t_dense + t_expert + t_attn + t_scan + t_elem
     recompute_s = 0.0
     if recompute == "full":
         share = 1.0 if recompute_num_layers is None else min(1.0, recompute_num_layers * p / d.layers)
@@ -215,12 +220,12 @@ def estimate_throughput(
     grad_b = 4 if grad_reduce_in_fp32 else 2
     wgrad_s = 0.0 if mode == "peft" else m * (params_gpu + experts_gpu) * 2 * grad_b / hw.hbm_bw
     host_share = {"full_iteration": 0.0, "partial": cal.partial_graph_host, None: 1.0}[feats.cuda_graph]
-    launch_s = host_share * cal.layer_host_s * (d.dense_layers + cal.moe_host_factor * d.moe_layers) / p * m
+    launch_s = host_share * cal.layer_host_s * (d.layers + (cal.moe_host_factor - 1) * d.moe_layers) / p * m
     compute = t_layers + recompute_s + wgrad_s + m * v * cal.microbatch_overhead_s + launch_s
 
     layers_per_stage = d.layers / p
     chunk = layers_per_stage / v
-    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn + t_elem)
+    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn, t_scan, t_elem)
     bubble_fraction = (p - 1) / (m * v) if p > 1 else 0.0
     bubble_s = compute * balance * bubble_fraction
     compute *= balance
@@ -231,12 +236,14 @@ def estimate_throughput(
     comm = CommTimes()
     if t > 1:
         msg = tokens_mb * d.hidden * 2
-        per_layer = 8 * _ring(msg, t, _link(t, hw, gpus_per_node))  # 4 all-gathers + 4 reduce-scatters
-        comm.tp = cal.tp_exposed * per_layer * layers_per_stage * m
+        # Each sublayer all-gathers its input and reduce-scatters its output, forward and backward.
+        per_sublayer = 4 * _ring(msg, t, _link(t, hw, gpus_per_node))
+        sublayers = d.attn_layers + d.dense_layers + d.moe_layers + d.mamba_layers
+        comm.tp = cal.tp_exposed * per_sublayer * sublayers / p * m
     if c > 1:
         kv = 2 * tokens_mb * d.kv_width * 2
         per_layer = 3 * (c - 1) * kv / _link(t * c, hw, gpus_per_node)
-        comm.cp = cal.cp_exposed * per_layer * layers_per_stage * m
+        comm.cp = cal.cp_exposed * per_layer * d.attn_layers / p * m
     if e > 1 and d.moe_layers:
         a2a = 2 * tokens_mb / t * d.topk * d.hidden * act_bytes / e  # bytes to each peer
         domain = hw.nvlink_group(gpus_per_node)
@@ -345,7 +352,7 @@ def _selective_cost(
         cost += t_expert / 3
     if "mla_up_proj" in modules and d.mla and flops.dense_gemm:
         up = d.heads * ((d.q_lora or 0) * (d.qk_dim + d.qk_pos) + d.kv_lora * (d.qk_dim + d.v_dim))
-        cost += t_dense * 6 * d.layers * up / flops.dense_gemm / 3
+        cost += t_dense * 6 * d.attn_layers * up / flops.dense_gemm / 3
     # Norms and activation functions are memory-bound: a small share of the elementwise time.
     cost += t_elem * 0.1 * len(modules & {"layernorm", "moe_act"}) / 3
     return cost
@@ -367,60 +374,72 @@ def _stage_balance(
     v: int,
     t_dense: float,
     t_expert: float,
-    t_other: float,
+    t_attn: float,
+    t_scan: float,
+    t_elem: float,
 ) -> float:
     """Slowest pipeline stage over the mean, in time: every stage waits for the busiest, the one with the
-    most (or the MoE-heaviest) layers, or the last when the output layer sits on top of its layers (unless
-    the split counts the loss as a layer). `t_dense` (dense GEMMs, logits included), `t_expert` and
-    `t_other` (attention core, elementwise) are the whole model's times; GEMM time splits by FLOPs."""
+    most (or the heaviest) layers, or the last when the output layer sits on top of its layers (unless the
+    split counts the loss as a layer). The arguments are the whole model's times (`t_dense`: dense GEMMs,
+    logits included); GEMM time splits by FLOPs, elementwise time evenly over the layers."""
     if p <= 1:
         return 1.0
     per_flop = t_dense / flops.dense_gemm
     dense_mlp = 6 * d.hidden * d.glu * d.ffn * per_flop
     shared_mlp = 6 * d.hidden * d.glu * d.shared_ffn * per_flop
     logits = flops.logits * per_flop
-    attention = (
-        t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers + t_other
-    ) / d.layers
+    mamba_proj = mamba_flops(d, d.d_inner)[0] * per_flop
+    attn_proj = t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers - mamba_proj
+    attention = (attn_proj + t_attn) / d.attn_layers if d.attn_layers else 0.0
+    mamba = (mamba_proj + t_scan) / d.mamba_layers if d.mamba_layers else 0.0
     moe_mlp = shared_mlp + (t_expert / d.moe_layers if d.moe_layers else 0.0)
-    flags = tuple(moe_layer_flags(arch))
+    elementwise = t_elem / d.layers
+    kinds = layer_kinds(arch)
     work = []
     for rank in range(p):
-        dense, moe = stage_layer_types(flags, p, v, rank)
+        mix = stage_layers(kinds, p, v, rank)
         work.append(
-            dense * (attention + dense_mlp) + moe * (attention + moe_mlp) + (logits if rank == p - 1 else 0.0)
+            mix.attn * attention
+            + mix.mlp * dense_mlp
+            + mix.moe * moe_mlp
+            + mix.mamba * mamba
+            + mix.layers * elementwise
+            + (logits if rank == p - 1 else 0.0)
         )
     return max(work) * p / sum(work)
 
 
 def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
-    """Bytes of the per-token tensors that norms, activations, residuals and routing read and write. A fused
-    grouped expert MLP keeps the expert activation (and its quantisation) inside the GEMM kernels."""
+    """Bytes of the per-token tensors that norms, activations, residuals, routing and Mamba's convolution and
+    gated norm read and write. A fused grouped expert MLP keeps the expert activation (and its
+    quantisation) inside the GEMM kernels."""
     expert_act = 0 if fused_expert_mlp else 3 * d.moe_ffn
-    per_layer_dense = 4 * d.hidden + d.q_width + 2 * d.kv_width + 3 * d.ffn
-    per_layer_moe = 4 * d.hidden + d.q_width + 2 * d.kv_width + d.topk * (2 * d.hidden + expert_act)
-    per_layer_moe += 3 * d.shared_ffn
-    return 2 * (d.dense_layers * per_layer_dense + d.moe_layers * per_layer_moe)
+    norm = 2 * d.hidden  # each sublayer's pre-norm and residual add
+    attention = norm + d.q_width + 2 * d.kv_width
+    mlp = norm + 3 * d.ffn
+    moe = norm + d.topk * (2 * d.hidden + expert_act) + 3 * d.shared_ffn
+    mamba = norm + 2 * (d.d_inner + 2 * d.ssm_groups * d.ssm_state) + 3 * d.d_inner
+    return 2 * (
+        d.attn_layers * attention + d.dense_layers * mlp + d.moe_layers * moe + d.mamba_layers * mamba
+    )
 
 
 def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
-    """BF16 bytes per token of every GEMM input (QKV, projection, MLP in and out, expert MLPs). A fused
-    grouped expert MLP casts the expert activation inside its kernel."""
-    attn = d.hidden + d.q_width
-    dense = attn + d.hidden + d.ffn
-    moe = (
-        attn
-        + d.topk * (d.hidden + (0 if fused_expert_mlp else d.moe_ffn))
-        + (d.hidden + d.shared_ffn if d.shared_ffn else 0)
+    """BF16 bytes per token of every GEMM input (QKV, projection, MLP in and out, expert MLPs, Mamba in and
+    out projections). A fused grouped expert MLP casts the expert activation inside its kernel."""
+    attention = d.hidden + d.q_width
+    mlp = d.hidden + d.ffn
+    moe = d.topk * (d.hidden + (0 if fused_expert_mlp else d.moe_ffn)) + (
+        d.hidden + d.shared_ffn if d.shared_ffn else 0
     )
-    return 2 * (d.dense_layers * dense + d.moe_layers * moe)
+    mamba = d.hidden + d.d_inner
+    return 2 * (
+        d.attn_layers * attention + d.dense_layers * mlp + d.moe_layers * moe + d.mamba_layers * mamba
+    )
 
 
 def _params_per_gpu(d: Dims, t: int, p: int, e: int, et: int) -> tuple[float, float]:
     """(dense, expert) parameters one GPU holds, averaged over pipeline stages."""
-    dense, moe = layer_params(d, False), layer_params(d, True)
-    sharded = d.dense_layers * (dense.attn + dense.mlp) + d.moe_layers * (moe.attn + moe.mlp)
-    sharded = (sharded + d.hidden * d.vocab * (1 if d.tied else 2)) / (t * p)
-    replicated = (d.dense_layers * dense.replicated + d.moe_layers * moe.replicated) / p
-    experts = d.moe_layers * moe.routed / (p * e * et)
-    return sharded + replicated, experts
+    lp = mix_params(d, whole_model(d))
+    sharded = (lp.tp_sharded + d.hidden * d.vocab * (1 if d.tied else 2)) / (t * p)
+    return sharded + lp.replicated / p, lp.routed / (p * e * et)

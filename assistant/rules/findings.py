@@ -44,11 +44,18 @@ def kv(**pairs: Any) -> str:
     return " ".join(f"{key.replace('__', '.')}={render_value(value)}" for key, value in pairs.items())
 
 
+def mamba_tp_allowed(arch: ModelArch, tp: int) -> bool:
+    """Megatron-Core's MambaMixer splits its heads and B/C groups over the TP ranks."""
+    return not arch.mamba_num_heads or (
+        arch.mamba_num_heads % tp == 0 and (arch.mamba_num_groups or 1) % tp == 0
+    )
+
+
 def tp_allowed(arch: ModelArch, tp: int, version: str) -> bool:
     """The head and KV-group checks Megatron-Core applies to one TP value in this version."""
     heads = arch.num_attention_heads
     groups = arch.num_query_groups or heads
-    if heads % tp:
+    if heads % tp or not mamba_tp_allowed(arch, tp):
         return False
     if groups % tp == 0:
         return True

@@ -38,16 +38,18 @@ def estimate_fit(
     """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
     from assistant import hardware_data
     from assistant.estimate.memory import estimate_memory
+    from assistant.estimate.shapes import unmodelled_reason
 
     if arch is None:
         return FitVerdict(
             status="unknown", note="the model architecture is not known", note_zh="模型结构未知"
         )
-    if arch.is_hybrid:
+    unmodelled = unmodelled_reason(arch)
+    if unmodelled:
         return FitVerdict(
             status="unknown",
-            note="hybrid Mamba layers are not in the memory estimator",
-            note_zh="显存估算不包含混合 Mamba 层",
+            note=f"the memory estimator cannot describe this hybrid model: {unmodelled}",
+            note_zh="显存估算无法描述这个混合模型的层结构",
         )
     values = {**record.fields, **(config.values if config else {})}
     recompute = (config.recompute_granularity if config else None) or record.recompute
@@ -60,6 +62,7 @@ def estimate_fit(
             mode=(config.mode if config else None) or record.mode or "pretrain",
             precision=(config.precision if config else None) or record.precision or "bf16",
             recompute=recompute if recompute in ("selective", "full") else None,
+            recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
             distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),

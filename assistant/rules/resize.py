@@ -468,8 +468,9 @@ def _estimator_nearest(
 ) -> Any:
     from assistant import hardware_data
     from assistant.estimate.search import nearest_fit
+    from assistant.estimate.shapes import unmodelled_reason
 
-    if arch.is_hybrid:
+    if unmodelled_reason(arch):
         return None
     try:
         nearest = nearest_fit(
@@ -642,16 +643,28 @@ def _finish(
         )
     if fit.status == "does-not-fit":
         need, have = fit.peak_bytes / 1e9, fit.usable_bytes / 1e9
+        lower_mbs = plan.mbs > 1
         findings.append(
             finding(
                 "fit-oom",
                 "warning",
                 f"The memory estimator puts the busiest GPU at about {need:.0f} GB of {have:.0f} GB usable. "
-                "Lower train.micro_batch_size first, then add recompute (model.recompute_granularity=full) "
-                "or GPUs.",
+                + (
+                    "Lower train.micro_batch_size first, then add recompute "
+                    "(model.recompute_granularity=full) or GPUs."
+                    if lower_mbs
+                    else "train.micro_batch_size is already 1: add recompute "
+                    "(model.recompute_granularity=full) or GPUs."
+                ),
                 f"显存估算器估计最忙的 GPU 约需 {need:.0f} GB（可用 {have:.0f} GB）。"
-                "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）或增加 GPU。",
-                fix="train.micro_batch_size=1",
+                + (
+                    "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）"
+                    "或增加 GPU。"
+                    if lower_mbs
+                    else "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）"
+                    "或增加 GPU。"
+                ),
+                fix="train.micro_batch_size=1" if lower_mbs else "model.recompute_granularity=full",
             )
         )
     return ResizeResult(plan=plan, overrides=overrides, findings=findings, config=config, fit=fit)

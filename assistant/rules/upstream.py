@@ -21,6 +21,10 @@ def query_groups_tp(groups: int, tp: int, multiple_or_divisor: bool) -> str:
     return f"num_query_groups ({groups}) must be {relation} tensor_model_parallel_size ({tp})."
 
 
+# megatron/core/ssm/mamba_mixer.py (AssertionError; "divisble" is upstream's spelling)
+MAMBA_HEADS_TP = "nheads must be evenly divisble by tp_size"
+MAMBA_GROUPS_TP = "ngroups must be evenly divisible by tp_size"
+
 SP_WITHOUT_TP = "Cannot use sequence parallelism without tensor parallelism"  # model_parallel_config.py
 
 

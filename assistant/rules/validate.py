@@ -15,7 +15,16 @@ from math import prod
 from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, gpu_label
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig
-from assistant.rules.findings import Severity, divisors, effective_etp, finding, kv, next_pow2, tp_allowed
+from assistant.rules.findings import (
+    Severity,
+    divisors,
+    effective_etp,
+    finding,
+    kv,
+    mamba_tp_allowed,
+    next_pow2,
+    tp_allowed,
+)
 from assistant.rules.memory import param_split
 from assistant.rules.topology import gpu_spec, nvlink_domain
 from assistant.rules.versions import traits
@@ -136,6 +145,25 @@ def rule_tp_query_groups(ctx: _Context) -> list[Finding]:
             f"在 Megatron-Bridge {ctx.version} 中，{groups} 个 KV 头（num_query_groups）必须是 {rule_zh}"
             f"（当前 TP={tp}）。",
             upstream.query_groups_tp(groups, tp, loose),
+            kv(model__tensor_model_parallel_size=ctx.tp_fix()),
+        )
+    ]
+
+
+def rule_tp_mamba(ctx: _Context) -> list[Finding]:
+    arch, tp = ctx.arch, ctx.config.tp
+    if arch is None or mamba_tp_allowed(arch, tp):
+        return []
+    heads, groups = arch.mamba_num_heads, arch.mamba_num_groups or 1
+    text = upstream.MAMBA_HEADS_TP if heads % tp else upstream.MAMBA_GROUPS_TP
+    return [
+        finding(
+            "tp-mamba",
+            "error",
+            f"TP={tp} does not divide the Mamba mixers' {heads} heads and {groups} B/C groups; Megatron-Core "
+            "refuses to build the model.",
+            f"TP={tp} 不能整除 Mamba 层的 {heads} 个头和 {groups} 个 B/C 组，Megatron-Core 会拒绝构建模型。",
+            text,
             kv(model__tensor_model_parallel_size=ctx.tp_fix()),
         )
     ]
@@ -1159,6 +1187,7 @@ def rule_override_sections(ctx: _Context) -> list[Finding]:
 RULES: list[Rule] = [
     rule_tp_heads,
     rule_tp_query_groups,
+    rule_tp_mamba,
     rule_tp_nvlink,
     rule_sequence_parallel,
     rule_pipeline,
