@@ -115,12 +115,21 @@ def _goal_matches(record: RecipeRecord, goal: str | None) -> bool:
 def exact_recipe(
     catalog: Catalog, stem: str, goal: str | None, seq_length: int | None, gpu_type: str | None = None
 ) -> Selection | None:
-    """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices. When the
-    library has this model's recipe for the user's GPU type (nemotron_3_nano_gb200_pretrain_config beside the
-    H100 one), that one."""
+    """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices. When that
+    recipe is not written for the user's GPU type and the library has one that is
+    (nemotron_3_nano_gb200_pretrain_config beside the H100 one), that one."""
     pool = [r for r in library_recipes(catalog) if stem_of(r.name) == stem and _goal_matches(r, goal)]
-    if gpu_type:
-        pool = [r for r in pool if (r.gpu_type or "").lower() == gpu_type] or pool
+    chosen = _shortest_suitable(pool, stem, seq_length)
+    written_for = (chosen.record.gpu_type or "").lower() if chosen else ""
+    if gpu_type and written_for != gpu_type:
+        typed = [r for r in pool if (r.gpu_type or "").lower() == gpu_type]
+        chosen = _shortest_suitable(typed, stem, seq_length) or chosen
+    return chosen
+
+
+def _shortest_suitable(pool: list[RecipeRecord], stem: str, seq_length: int | None) -> Selection | None:
+    """Among `pool`: legacy names first, the pretrain recipe when no goal narrows it, the shortest sequence
+    that suffices."""
     candidates = [r for r in pool if _is_legacy_name(r)] or pool
     if not candidates:
         return None

@@ -88,7 +88,9 @@ def test_every_plan_is_valid_and_consistent(data):
         assert arch.num_moe_experts % plan.ep == 0
     assert plan.sp == (plan.tp > 1)
     assert arch.num_attention_heads % plan.tp == 0
-    assert (arch.num_query_groups or arch.num_attention_heads) % plan.tp == 0
+    # Resize keeps whole KV heads per rank, except the recipe's own TP where Megatron replicates them.
+    groups = arch.num_query_groups or arch.num_attention_heads
+    assert groups % plan.tp == 0 or plan.tp == record.parallelism.tp
     if plan.vp is not None:
         assert plan.pp > 1 and (arch.num_layers // plan.pp) % plan.vp == 0
     findings = validate(result.config, arch, cluster, result.config.version)

@@ -141,7 +141,10 @@ def unmodelled_reason(arch: ModelArch) -> str | None:
     if len(pattern) != arch.num_layers:
         return f"its layer pattern has {len(pattern)} symbols for {arch.num_layers} layers"
     if "M" in pattern and not (arch.mamba_num_heads and arch.mamba_head_dim and arch.mamba_state_dim):
-        return "its Mamba mixer dimensions (heads, head size, state size) are not known"
+        return (
+            "its Mamba mixer dimensions are not known (give mamba_num_heads, mamba_head_dim and "
+            "mamba_state_dim)"
+        )
     return None
 
 

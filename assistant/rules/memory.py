@@ -23,6 +23,12 @@ class ParamSplit:
     expert: float  # sharded by EP·ETP
 
 
+def heuristic_applies(arch: ModelArch) -> bool:
+    """The parameter heuristic needs to know which layers hold experts: any transformer, a hybrid with its
+    layer pattern, or a published parameter total to scale to (Nemotron 3 Super's record has none)."""
+    return not arch.is_hybrid or bool(arch.hybrid_layer_pattern) or arch.total_params is not None
+
+
 def param_split(arch: ModelArch) -> ParamSplit:
     """Dense and routed-expert parameter counts from the architecture shapes (scaled to total_params)."""
     hidden = arch.hidden_size
@@ -50,20 +56,25 @@ def param_split(arch: ModelArch) -> ParamSplit:
     dense_mlp = mats * hidden * (arch.ffn_hidden_size or 4 * hidden)
     layers = arch.num_layers
     experts = arch.num_moe_experts or 0
+    pattern = arch.hybrid_layer_pattern
     moe_layers = 0
     expert_params = 0.0
     moe_dense = 0.0
     if experts:
         first_dense = min(arch.moe_first_k_dense or 0, layers)
         freq = max(arch.moe_layer_freq or 1, 1)
-        moe_layers = -(-(layers - first_dense) // freq)
+        moe_layers = pattern.count("E") if pattern else -(-(layers - first_dense) // freq)
         moe_ffn = arch.moe_ffn_hidden_size or arch.ffn_hidden_size or 4 * hidden
         expert_params = moe_layers * experts * mats * hidden * moe_ffn
         shared = arch.moe_shared_expert_intermediate_size or 0
         moe_dense = moe_layers * (mats * hidden * shared + hidden * experts)
-    dense_layers = layers - moe_layers
+    # A Mamba hybrid's pattern says which layers hold attention, an MLP or a Mamba mixer (in/out projections).
+    attention_layers = pattern.count("*") if pattern else layers
+    dense_layers = pattern.count("-") if pattern else layers - moe_layers
+    inner = (arch.mamba_num_heads or 0) * (arch.mamba_head_dim or 0)
+    mamba = pattern.count("M") * 3 * hidden * inner if pattern else 0
     embeddings = (arch.vocab_size or 32_000) * hidden * (1 if arch.tied_embeddings else 2)
-    dense = layers * attention + dense_layers * dense_mlp + moe_dense + embeddings
+    dense = attention_layers * attention + dense_layers * dense_mlp + moe_dense + mamba + embeddings
     total = dense + expert_params
     if arch.total_params and total > 0:
         scale = arch.total_params / total

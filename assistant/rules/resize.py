@@ -17,12 +17,13 @@ from typing import Any
 from pydantic import Field
 
 from assistant.errors import UserError
+from assistant.estimate.shapes import unmodelled_reason
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config
 from assistant.rules.findings import divisors, effective_etp, finding, next_pow2, tp_allowed
 from assistant.rules.fit import FitVerdict, estimate_fit
-from assistant.rules.memory import bytes_per_gpu, fits, param_split
+from assistant.rules.memory import bytes_per_gpu, fits, heuristic_applies, param_split
 from assistant.rules.topology import nvlink_domain, usable_bytes
 from assistant.rules.validate import LONG_CONTEXT, has_errors, has_flexible_layout, validate
 from assistant.rules.versions import traits
@@ -142,7 +143,11 @@ def _candidates(
     experts = arch.num_moe_experts or 0
     groups = arch.num_query_groups or arch.num_attention_heads
     pinned = {name: base.values[key] for name, key in _KEYS.items() if key in base.user_overrides}
-    tps = [t for t in divisors(world) if t <= domain and groups % t == 0 and tp_allowed(arch, t, version)]
+    tps = [
+        t
+        for t in divisors(world)
+        if t <= domain and (groups % t == 0 or t == base.tp) and tp_allowed(arch, t, version)
+    ]
     pps = [p for p in divisors(arch.num_layers) if world % p == 0]
     if has_flexible_layout(base.values):
         pps = [base.pp] if world % base.pp == 0 else []  # the recipe's own layout fixes PP
@@ -159,6 +164,7 @@ def _candidates(
     recipe_layout = (base.tp, base.pp, base.cp, base.ep)
     full_recompute = (base.recompute_granularity or "").lower() == "full"
     split = param_split(arch)
+    judged = heuristic_applies(arch)  # else no memory pruning; the plan's fit verdict says "unknown"
     for tp in tps:
         for pp in pps:
             for cp in cps:
@@ -178,19 +184,23 @@ def _candidates(
                             and validated_gpus is not None
                             and world >= validated_gpus
                         )
-                        if not trusted and not model_fits(
-                            arch,
-                            cluster,
-                            tp=tp,
-                            pp=pp,
-                            cp=cp,
-                            ep=ep,
-                            etp=etp_eff,
-                            seq=seq,
-                            mbs=mbs,
-                            peft=peft,
-                            full_recompute=full_recompute,
-                            split=split,
+                        if (
+                            judged
+                            and not trusted
+                            and not model_fits(
+                                arch,
+                                cluster,
+                                tp=tp,
+                                pp=pp,
+                                cp=cp,
+                                ep=ep,
+                                etp=etp_eff,
+                                seq=seq,
+                                mbs=mbs,
+                                peft=peft,
+                                full_recompute=full_recompute,
+                                split=split,
+                            )
                         ):
                             continue
                         step = mbs * dp
@@ -468,7 +478,6 @@ def _estimator_nearest(
 ) -> Any:
     from assistant import hardware_data
     from assistant.estimate.search import nearest_fit
-    from assistant.estimate.shapes import unmodelled_reason
 
     if unmodelled_reason(arch):
         return None
@@ -611,7 +620,19 @@ def _finish(
         sp=sp,
     )
     fit = estimate_fit(record, arch, plan, cluster, config)
-    if fit.status == "unknown":
+    if fit.status == "unknown" and not heuristic_applies(arch):
+        findings.append(
+            finding(
+                "fit-unknown",
+                "info",
+                f"Memory fit not judged ({fit.note}). The recipe's own layout on the GPUs it is written for "
+                "ran upstream; anything else is unchecked: if it runs out of memory, lower "
+                "train.micro_batch_size first.",
+                f"尚未判断显存是否足够（{fit.note_zh or fit.note}）。配方自带的布局在其标注的 GPU 上已由上游"
+                "运行过；其他情况未经检查：如果 OOM，先减小 train.micro_batch_size。",
+            )
+        )
+    elif fit.status == "unknown":
         # The estimator cannot judge this model: give the coarse heuristic's number instead.
         peak = bytes_per_gpu(
             arch,

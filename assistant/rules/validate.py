@@ -25,7 +25,7 @@ from assistant.rules.findings import (
     next_pow2,
     tp_allowed,
 )
-from assistant.rules.memory import param_split
+from assistant.rules.memory import heuristic_applies, param_split
 from assistant.rules.topology import gpu_spec, nvlink_domain
 from assistant.rules.versions import traits
 
@@ -1023,6 +1023,8 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
             )
         )
     experts = arch.num_moe_experts
+    if not heuristic_applies(arch):
+        return found
     split = param_split(arch)
     hbm = gpu_spec(cluster.gpu_type).usable_bytes
 
