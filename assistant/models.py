@@ -201,6 +201,7 @@ def _map_text_config(
         is_hybrid=mixers is not None or mamba_hybrid,
         hybrid_layer_pattern=mixers.pattern if mixers else None,
         **(_mamba_fields(mixers) if mixers and mixers.pattern and mixers.mamba_num_heads else {}),
+        mtp_num_layers=_int_or_none(text.get("num_nextn_predict_layers")),
         source=source,
     )
     return arch, mixers
@@ -438,6 +439,7 @@ TRANSFORMER_ARCH_FIELDS = (
     "mamba_head_dim",
     "mamba_state_dim",
     "mamba_num_groups",
+    "moe_latent_size",
 )
 # Providers whose model is not a decoder-only transformer the estimators describe (diffusion, encoders).
 NOT_DECODER_PROVIDERS = ("Wan", "Flux", "DiT", "T5", "Bert")

@@ -190,6 +190,12 @@ class ModelArch(Record):
     mamba_head_dim: int | None = None
     mamba_state_dim: int | None = None
     mamba_num_groups: int | None = None
+    # LatentMoE (Nemotron 3 Super): routed experts work in this width, between a down- and an up-projection.
+    moe_latent_size: int | None = None
+    # Multi-token-prediction blocks in the checkpoint (HF num_nextn_predict_layers), and the layers of one
+    # block of a Mamba hybrid (mtp_hybrid_override_pattern); a run sets how many passes it makes.
+    mtp_num_layers: int | None = None
+    mtp_layer_pattern: str | None = None
     source: str
 
 

@@ -16,8 +16,7 @@ import time
 from collections import defaultdict
 
 from assistant import hardware_data
-from assistant.estimate.calibrate import latest_per_config, plan_of_row, usable_rows
-from assistant.estimate.features import RunFeatures
+from assistant.estimate.calibrate import latest_per_config, plan_of_row, row_features, usable_rows
 from assistant.estimate.memory import estimate_memory
 from assistant.estimate.search import is_valid_layout, recompute_options, search_layouts
 from assistant.estimate.throughput import estimate_throughput
@@ -45,7 +44,7 @@ def hit_rate() -> None:
             archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
             seq_length=row["seq_length"], global_batch_size=row["gbs"], mode=row["mode"],
             precision=row["precision"], top_k=10_000, grad_reduce_in_fp32=False,
-            features=RunFeatures(**row["features"]) if row.get("features") else None,
+            features=row_features(row),
         )  # fmt: skip
         slowest = max(slowest, time.perf_counter() - start)
         published = (row["tp"], row["pp"], row["cp"], row["ep"], bool(row["fsdp"]))
@@ -113,7 +112,7 @@ def published_estimate(row: dict, arch, hw) -> float | None:
                 recompute=recompute,
                 recompute_modules=modules,
                 calibration=hardware_data.calibration(),
-                features=RunFeatures(**row["features"]) if row.get("features") else None,
+                features=row_features(row),
                 **options,
             ).tokens_per_sec_per_gpu
     return None

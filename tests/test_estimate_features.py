@@ -44,6 +44,26 @@ def test_config_container_fields_give_the_same_features() -> None:
     assert features_from_fields(record.fields) == ALL_ON
 
 
+def test_multi_token_prediction_is_read_from_the_recipe_and_costs_time() -> None:
+    """Nemotron 3 Super's recipes set model.mtp_num_layers=2; each pass runs one attention and one MoE layer
+    and another output layer, so the same layout is slower with them."""
+    from assistant.models import load_model_arch
+    from assistant.records import Plan
+
+    record = _recipe("0.6.0", "nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config")
+    features = features_from_fields(record.fields)
+    assert features.mtp_layers == 2 and "2 multi-token-prediction blocks" in features.describe()
+    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16")
+    plan = Plan.sized(num_gpus=64, tp=1, pp=1, cp=1, mbs=1, gbs=512, vp=None, ep=64, etp=1, sp=False)
+
+    def speed(mtp: int) -> float:
+        run = features.model_copy(update={"mtp_layers": mtp})
+        return estimate_throughput(arch, plan, hardware_data.gpu_spec("gb300"), seq_length=8192,
+                                   precision="mxfp8", features=run).tokens_per_sec_per_gpu  # fmt: skip
+
+    assert speed(2) < 0.95 * speed(0)
+
+
 def test_cuda_graph_spellings() -> None:
     assert cuda_graph_kind(None, "full_iteration") == "full_iteration"  # <= 0.4: a scope name
     assert cuda_graph_kind("full_iteration", []) == "full_iteration"

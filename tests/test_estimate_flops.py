@@ -107,3 +107,24 @@ def test_hybrids_the_estimators_cannot_describe_are_refused() -> None:
         assert words in unmodelled_reason(arch)
         with pytest.raises(UserError, match="hybrid"):
             dims_of(arch)
+
+
+def test_latent_moe_and_multi_token_prediction_match_bridges_published_flops() -> None:
+    """Nemotron 3 Super: routed experts in a 1,024-wide latent, and the recipes run two MTP passes of one
+    attention + MoE block. Bridge reports 84.3–85.4 GFLOP per token for its 8K rows: 84.73 with the passes,
+    75.37 without. The parameters come to 120.7B (published: 120B)."""
+    from assistant.models import load_model_arch
+
+    d = dims_of(load_model_arch("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16"))
+    assert (d.latent, d.expert_io, d.mtp_block) == (1024, 1024, "*E")
+    assert flops_per_token(d, 8192).total / 1e9 == pytest.approx(75.37, abs=0.01)
+    assert flops_per_token(d, 8192, mtp_layers=2).total / 1e9 == pytest.approx(84.73, abs=0.01)
+    assert total_params(d) / 1e9 == pytest.approx(120.67, abs=0.01)
+
+
+def test_deepseek_v3_with_its_mtp_block_matches_the_rows_that_run_it() -> None:
+    """The 26.08 DeepSeek-V3 recipes run one MTP block; Bridge reports 259.8–260.0 GFLOP per token for
+    those rows at 4K, against 249.8 for the rows without it."""
+    d = dims_of(DEEPSEEK_V3.model_copy(update={"mtp_num_layers": 1}))
+    assert flops_per_token(d, 4096).total / 1e9 == pytest.approx(249.81, abs=0.01)
+    assert flops_per_token(d, 4096, mtp_layers=1).total / 1e9 == pytest.approx(259.9, rel=0.003)

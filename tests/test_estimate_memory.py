@@ -188,3 +188,22 @@ def test_a_mamba_hybrid_is_estimated_layer_by_layer() -> None:
     assert not eight.fits and sixteen.fits
     # Tensor parallelism splits the Mamba mixers, attention and activations, not the experts.
     assert peak(16, tp=2).breakdown.activations < 0.6 * sixteen.breakdown.activations
+
+
+def test_the_precision_aware_optimizer_keeps_the_dtypes_the_recipe_names() -> None:
+    """Nemotron 3 Super's H100 recipe keeps fp16 master weights and bf16 moments: 6 bytes per parameter,
+    half of the fp32 Adam state."""
+    from assistant.rules.fit import optimizer_state_bytes
+
+    named = {
+        "optimizer.use_precision_aware_optimizer": True,
+        "optimizer.main_params_dtype": "torch.float16",
+        "optimizer.exp_avg_dtype": "torch.bfloat16",
+        "optimizer.exp_avg_sq_dtype": "torch.bfloat16",
+    }
+    assert optimizer_state_bytes(named) == 6.0
+    assert optimizer_state_bytes({"optimizer.use_precision_aware_optimizer": True}) == 12.0  # fp32 defaults
+    assert optimizer_state_bytes({}) is None
+    six = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, optimizer_bytes=6.0)
+    twelve = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096)
+    assert six.breakdown.optimizer == pytest.approx(twelve.breakdown.optimizer / 2)

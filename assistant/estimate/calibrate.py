@@ -112,6 +112,11 @@ def plan_of_row(row: dict[str, Any]) -> Plan:
     )
 
 
+def row_features(row: dict[str, Any]) -> RunFeatures | None:
+    """The performance features a row ran with: its release recipe's (None when no recipe matched)."""
+    return RunFeatures(**row["features"]) if row.get("features") else None
+
+
 def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calibration) -> float:
     result = estimate_throughput(
         arch,
@@ -123,7 +128,7 @@ def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calib
         fsdp=bool(row.get("fsdp")),
         gpus_per_node=8,
         calibration=cal,
-        features=RunFeatures(**row["features"]) if row.get("features") else None,
+        features=row_features(row),
         recompute=row.get("recompute"),
         recompute_modules=row.get("recompute_modules"),
         offload_layers=row.get("offload_layers") or 0,

@@ -21,6 +21,7 @@ class RunFeatures(Record):
     fp8_attention: bool = False  # the attention core runs in FP8 (fp8_dot_product_attention)
     fused_grouped_mlp: bool = False  # expert MLP, activation and quantisation fused (CuTe DSL / TE op fuser)
     flex_dispatcher: bool = False  # DeepEP / HybridEP: a token crosses the network once per destination node
+    mtp_layers: int = 0  # multi-token-prediction blocks run after the last layer (mtp_num_layers)
 
     def describe(self) -> list[str]:
         parts = []
@@ -34,6 +35,8 @@ class RunFeatures(Record):
             parts.append("fused grouped expert MLP")
         if self.flex_dispatcher:
             parts.append("DeepEP/HybridEP token dispatcher")
+        if self.mtp_layers:
+            parts.append(f"{self.mtp_layers} multi-token-prediction blocks")
         return parts
 
 
@@ -46,6 +49,7 @@ _FUSED_MLP = ("cutedsl_fused_grouped_mlp",)
 _FUSED_MLP_NEW = ("model.use_transformer_engine_op_fuser", "model.moe_mlp_glu_interleave_size")
 _FLEX_BACKEND_OLD = "moe_flex_dispatcher_backend"  # setting a backend switches the old recipes to flex
 _DISPATCHER_NEW = "model.moe_token_dispatcher_type"
+_MTP = ("mtp_num_layers", "model.mtp_num_layers")
 
 
 def _first(fields: dict[str, Any], names: tuple[str, ...]) -> Any:
@@ -75,4 +79,5 @@ def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
         fp8_attention=bool(_first(fields, _FP8_ATTENTION)),
         fused_grouped_mlp=fused,
         flex_dispatcher=fields.get(_DISPATCHER_NEW) == "flex" or fields.get(_FLEX_BACKEND_OLD) is not None,
+        mtp_layers=int(_first(fields, _MTP) or 0),
     )

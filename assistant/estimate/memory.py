@@ -176,14 +176,15 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     gemm_in = norm_out
     if "moe" not in modules:
         k = d.topk
-        plain += k * h  # combine input (expert output before the probability weighting)
-        gemm_in += k * h  # permuted expert input
+        plain += k * d.expert_io  # combine input (expert output before the probability weighting)
+        gemm_in += k * d.expert_io  # permuted expert input
         plain += k * (2 if d.gated else 1) * d.moe_ffn
         if "moe_act" not in modules:
             gemm_in += k * d.moe_ffn
     if d.shared_ffn:
         plain += (2 if d.gated else 1) * d.shared_ffn
         gemm_in += d.shared_ffn
+    gemm_in += d.latent  # LatentMoE: the combined tokens are the up-projection's input
     return plain, gemm_in
 
 
@@ -214,6 +215,7 @@ def estimate_memory(
     distributed_optimizer: bool = True,
     grad_reduce_in_fp32: bool = True,
     precision_aware_optimizer: bool = False,
+    optimizer_bytes: float | None = None,
     fp8_param: bool = False,
     fsdp: bool = False,
     cuda_graphs: bool = False,
@@ -256,7 +258,7 @@ def estimate_memory(
     expert_shard = expert_dp if distributed_optimizer or fsdp else 1
     param_bytes = 1.0 if fp8_param else 2.0
     grad_bytes = 4.0 if grad_reduce_in_fp32 else 2.0
-    opt_bytes = 8.0 if precision_aware_optimizer else 12.0
+    opt_bytes = optimizer_bytes or (8.0 if precision_aware_optimizer else 12.0)
     if fp8_param:
         assumptions.append("FP8 parameters: weights held in 1 byte, master copy in the optimizer")
 
@@ -290,7 +292,7 @@ def estimate_memory(
             # Multi-token prediction: extra layers (same type as the last layer) and heads on the last stage.
             extra = mtp_layers * st.inflight_layers / max(1, st.mix.layers)
             st = _Stage(
-                st.mix + mix_of(kinds[-1] * mtp_layers),
+                st.mix + mix_of(d.mtp_block * mtp_layers),
                 st.has_embedding,
                 True,
                 st.inflight_layers + extra,

@@ -47,6 +47,13 @@ class Dims:
     ssm_head_dim: int = 0
     ssm_state: int = 0
     ssm_groups: int = 0
+    latent: int = 0  # LatentMoE width of the routed experts (0: they work at the hidden size)
+    mtp_block: str = ""  # layer kinds of one multi-token-prediction block (see layer_kinds)
+
+    @property
+    def expert_io(self) -> int:
+        """Width of the tokens the routed experts take and return (dispatched and combined)."""
+        return self.latent or self.hidden
 
     @property
     def d_inner(self) -> int:
@@ -189,6 +196,8 @@ def dims_of(arch: ModelArch) -> Dims:
         ssm_head_dim=arch.mamba_head_dim or 0,
         ssm_state=arch.mamba_state_dim or 0,
         ssm_groups=arch.mamba_num_groups or 1,
+        latent=arch.moe_latent_size or 0,
+        mtp_block=(arch.mtp_layer_pattern or "") if arch.is_hybrid else layer_kinds(arch)[-1:],
     )
 
 
@@ -248,8 +257,9 @@ def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
     h = d.hidden
     return LayerParams(
         attn=mix.attn * attention_params(d),
-        mlp=d.glu * h * (mix.mlp * d.ffn + mix.moe * d.shared_ffn),
-        routed=mix.moe * d.experts * d.glu * h * d.moe_ffn,
+        # dense MLPs, shared experts and LatentMoE's down- and up-projections
+        mlp=d.glu * h * (mix.mlp * d.ffn + mix.moe * d.shared_ffn) + mix.moe * 2 * h * d.latent,
+        routed=mix.moe * d.experts * d.glu * d.expert_io * d.moe_ffn,
         replicated=(mix.attn + mix.mlp + mix.moe + mix.mamba) * h + mix.moe * h * d.experts,
         mamba=mix.mamba * mamba_params(d) if mix.mamba else 0.0,
     )
@@ -287,24 +297,27 @@ class TokenFlops:
         return self.dense_gemm + self.expert_gemm + self.attention_core + self.ssm_scan + self.bridge_extra
 
 
-def flops_per_token(d: Dims, seq_length: int, tp: int = 1) -> TokenFlops:
-    """Megatron-Bridge `transformer_flops` divided by the token count (BSHD, no packing)."""
+def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) -> TokenFlops:
+    """Megatron-Bridge `transformer_flops` (or `hybrid_flops`) divided by the token count (BSHD, no packing).
+    With `mtp_layers` multi-token-prediction blocks, their layers and output layers are added, as Bridge
+    counts them."""
+    layers = whole_model(d) + mix_of(d.mtp_block * mtp_layers)
     h, s = d.hidden, seq_length
-    mlp = 6 * h * d.glu * (d.ffn * d.dense_layers + d.shared_ffn * d.moe_layers)
-    experts = 6 * h * d.glu * d.moe_ffn * d.topk * d.moe_layers
+    mlp = 6 * h * d.glu * (d.ffn * layers.mlp + d.shared_ffn * layers.moe) + 6 * layers.moe * 2 * h * d.latent
+    experts = 6 * d.expert_io * d.glu * d.moe_ffn * d.topk * layers.moe
     if d.mla:
         qk = d.qk_dim + d.qk_pos
         q_term = h * d.heads * qk if d.q_lora is None else d.q_lora * (h + d.heads * qk + 1)
         proj = q_term + d.kv_lora * (h + d.heads * (d.qk_dim + d.v_dim) + 1) + h * d.qk_pos
         proj += d.heads * d.v_dim * h
         core = s * d.heads * qk / 2 + s * d.heads * d.v_dim / 2
-        attn_proj, attn_core = 6 * d.attn_layers * proj, 6 * d.attn_layers * core
+        attn_proj, attn_core = 6 * layers.attn * proj, 6 * layers.attn * core
     else:
-        attn_proj = 6 * d.attn_layers * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h)
-        attn_core = 6 * d.attn_layers * d.q_width * s
-    logits = 6 * h * padded_vocab(d.vocab, tp)
-    mamba_proj, scan = mamba_flops(d, d.d_inner)
-    bridge_proj, bridge_scan = mamba_flops(d, 2 * h)
+        attn_proj = 6 * layers.attn * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h)
+        attn_core = 6 * layers.attn * d.q_width * s
+    logits = 6 * h * padded_vocab(d.vocab, tp) * (1 + mtp_layers)
+    mamba_proj, scan = mamba_flops(d, d.d_inner, layers.mamba)
+    bridge_proj, bridge_scan = mamba_flops(d, 2 * h, layers.mamba)
     return TokenFlops(
         dense_gemm=mlp + attn_proj + mamba_proj + logits,
         expert_gemm=experts,
@@ -315,11 +328,11 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1) -> TokenFlops:
     )
 
 
-def mamba_flops(d: Dims, inner: int) -> tuple[float, float]:
-    """(in_proj + out_proj, scan) training FLOPs per token of all Mamba mixers with this inner width
+def mamba_flops(d: Dims, inner: int, mixers: int) -> tuple[float, float]:
+    """(in_proj + out_proj, scan) training FLOPs per token of `mixers` Mamba mixers with this inner width
     (Bridge `mamba_layer_flops`, times 3 for forward and backward)."""
-    if not d.mamba_layers:
+    if not mixers:
         return 0.0, 0.0
     in_width = 2 * inner + 2 * d.ssm_groups * d.ssm_state + d.ssm_heads
-    projections = 6 * d.mamba_layers * d.hidden * (in_width + inner)
-    return projections, 21 * d.mamba_layers * inner * d.ssm_state
+    projections = 6 * mixers * d.hidden * (in_width + inner)
+    return projections, 21 * mixers * inner * d.ssm_state

@@ -171,12 +171,12 @@ def estimate_throughput(
     peak = hw.peak_flops(precision)
     bf16_peak = hw.peak_flops("bf16")
 
-    flops = flops_per_token(d, seq_length, t)
+    flops = flops_per_token(d, seq_length, t, feats.mtp_layers)
     tokens_gpu = gbs * seq_length / gpus  # tokens each GPU processes per step (work is evenly split)
     peft_factor = 2 / 3 if mode == "peft" else 1.0  # frozen weights get no weight-gradient GEMM
     eff = cal.gemm_eff(hw.calibration_key, precision)
     dense_width = min(d.hidden, d.ffn if d.dense_layers else d.hidden) / t
-    expert_width = min(d.hidden, d.moe_ffn) / et if d.experts else 1.0
+    expert_width = min(d.expert_io, d.moe_ffn) / et if d.experts else 1.0
     # A GEMM needs arithmetic intensity (its width) in proportion to the peak it runs at before it stops
     # being memory-bound, so the half-efficiency width grows with the precision's speed-up over BF16.
     speedup = peak / bf16_peak
@@ -245,12 +245,12 @@ def estimate_throughput(
         per_layer = 3 * (c - 1) * kv / _link(t * c, hw, gpus_per_node)
         comm.cp = cal.cp_exposed * per_layer * d.attn_layers / p * m
     if e > 1 and d.moe_layers:
-        a2a = 2 * tokens_mb / t * d.topk * d.hidden * act_bytes / e  # bytes to each peer
+        a2a = 2 * tokens_mb / t * d.topk * d.expert_io * act_bytes / e  # bytes to each peer
         domain = hw.nvlink_group(gpus_per_node)
         near = max(0, min(e, domain // et) - 1)  # peers inside the NVLink domain
         far_bytes = a2a * (e - 1 - near)
         if feats.flex_dispatcher and e - 1 > near:
-            token_bytes = 2 * tokens_mb / t * d.hidden * act_bytes
+            token_bytes = 2 * tokens_mb / t * d.expert_io * act_bytes
             far_bytes = _deduplicated_far_bytes(token_bytes, d.topk, -(-e // (near + 1)))
         per_layer = 3 * (a2a * near / hw.nvlink_bw + far_bytes / hw.network_bw)
         exposed_share = cal.ep_exposed * (cal.ep_overlap_exposed if feats.moe_a2a_overlap else 1.0)
@@ -386,9 +386,9 @@ def _stage_balance(
         return 1.0
     per_flop = t_dense / flops.dense_gemm
     dense_mlp = 6 * d.hidden * d.glu * d.ffn * per_flop
-    shared_mlp = 6 * d.hidden * d.glu * d.shared_ffn * per_flop
+    shared_mlp = (6 * d.hidden * d.glu * d.shared_ffn + 6 * 2 * d.hidden * d.latent) * per_flop
     logits = flops.logits * per_flop
-    mamba_proj = mamba_flops(d, d.d_inner)[0] * per_flop
+    mamba_proj = mamba_flops(d, d.d_inner, d.mamba_layers)[0] * per_flop
     attn_proj = t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers - mamba_proj
     attention = (attn_proj + t_attn) / d.attn_layers if d.attn_layers else 0.0
     mamba = (mamba_proj + t_scan) / d.mamba_layers if d.mamba_layers else 0.0
@@ -417,7 +417,7 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     norm = 2 * d.hidden  # each sublayer's pre-norm and residual add
     attention = norm + d.q_width + 2 * d.kv_width
     mlp = norm + 3 * d.ffn
-    moe = norm + d.topk * (2 * d.hidden + expert_act) + 3 * d.shared_ffn
+    moe = norm + d.topk * (2 * d.expert_io + expert_act) + 3 * d.shared_ffn + 2 * d.latent
     mamba = norm + 2 * (d.d_inner + 2 * d.ssm_groups * d.ssm_state) + 3 * d.d_inner
     return 2 * (
         d.attn_layers * attention + d.dense_layers * mlp + d.moe_layers * moe + d.mamba_layers * mamba
@@ -429,8 +429,10 @@ def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     out projections). A fused grouped expert MLP casts the expert activation inside its kernel."""
     attention = d.hidden + d.q_width
     mlp = d.hidden + d.ffn
-    moe = d.topk * (d.hidden + (0 if fused_expert_mlp else d.moe_ffn)) + (
-        d.hidden + d.shared_ffn if d.shared_ffn else 0
+    moe = (
+        d.topk * (d.expert_io + (0 if fused_expert_mlp else d.moe_ffn))
+        + (d.hidden + d.shared_ffn if d.shared_ffn else 0)
+        + (d.hidden + d.latent if d.latent else 0)  # LatentMoE's down- and up-projection inputs
     )
     mamba = d.hidden + d.d_inner
     return 2 * (

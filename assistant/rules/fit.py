@@ -28,6 +28,20 @@ class FitVerdict(Record):
     note_zh: str | None = None
 
 
+# Bytes per element of the optimizer dtypes a recipe can name; Megatron keeps each in fp32 unless told.
+DTYPE_BYTES = {"torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "torch.uint8": 1}
+OPTIMIZER_DTYPES = ("optimizer.main_params_dtype", "optimizer.exp_avg_dtype", "optimizer.exp_avg_sq_dtype")
+
+
+def optimizer_state_bytes(values: dict) -> float | None:
+    """Bytes per parameter of the precision-aware optimizer's master weights and two moments, from the
+    dtypes the recipe names (Nemotron 3 Super's H100 recipe: fp16 + bf16 + bf16 = 6, not 12); None without
+    the precision-aware optimizer."""
+    if not values.get("optimizer.use_precision_aware_optimizer"):
+        return None
+    return float(sum(DTYPE_BYTES.get(str(values.get(key)), 4) for key in OPTIMIZER_DTYPES))
+
+
 def estimate_fit(
     record: RecipeRecord,
     arch: ModelArch | None,
@@ -63,11 +77,13 @@ def estimate_fit(
             precision=(config.precision if config else None) or record.precision or "bf16",
             recompute=recompute if recompute in ("selective", "full") else None,
             recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
+            mtp_layers=int(values.get("model.mtp_num_layers") or 0),
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
             distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
             grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
             precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
+            optimizer_bytes=optimizer_state_bytes(values),
             offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
             overheads=hardware_data.memory_overheads(),
         )

@@ -65,9 +65,10 @@ def param_split(arch: ModelArch) -> ParamSplit:
         freq = max(arch.moe_layer_freq or 1, 1)
         moe_layers = pattern.count("E") if pattern else -(-(layers - first_dense) // freq)
         moe_ffn = arch.moe_ffn_hidden_size or arch.ffn_hidden_size or 4 * hidden
-        expert_params = moe_layers * experts * mats * hidden * moe_ffn
+        latent = arch.moe_latent_size or 0  # LatentMoE: experts work in this width, behind two projections
+        expert_params = moe_layers * experts * mats * (latent or hidden) * moe_ffn
         shared = arch.moe_shared_expert_intermediate_size or 0
-        moe_dense = moe_layers * (mats * hidden * shared + hidden * experts)
+        moe_dense = moe_layers * (mats * hidden * shared + hidden * experts + 2 * hidden * latent)
     # A Mamba hybrid's pattern says which layers hold attention, an MLP or a Mamba mixer (in/out projections).
     attention_layers = pattern.count("*") if pattern else layers
     dense_layers = pattern.count("-") if pattern else layers - moe_layers
