@@ -117,10 +117,20 @@ def _cjk_count(text: str) -> int:
     return sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
 
 
+# A pasted error message ("AssertionError: ngroups must be ...", a traceback) up to the end of its line or the
+# next Chinese character or full-width punctuation: English text the user quotes, not the prose they write.
+_PASTED_ERROR = re.compile(
+    r"(?:traceback \(most recent call last\)|\b\w*(?:error|exception)\b\s*:)"
+    r"[^\n\u3000-\u303f\uff00-\uffef\u3400-\u9fff]*",
+    re.IGNORECASE,
+)
+
+
 def detect_language(text: str) -> str:
-    """ "zh" when Chinese characters carry a meaningful share of the prose, identifiers aside."""
+    """ "zh" when Chinese characters carry a meaningful share of the prose, identifiers and pasted error
+    messages aside."""
     cjk = _cjk_count(text)
-    words = len(re.findall(r"[A-Za-z][A-Za-z0-9_.\-]*", text))
+    words = len(re.findall(r"[A-Za-z][A-Za-z0-9_.\-]*", _PASTED_ERROR.sub(" ", text)))
     return "zh" if (cjk >= 2 or (cjk and not words)) and cjk >= 0.6 * words else "en"
 
 

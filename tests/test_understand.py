@@ -600,6 +600,14 @@ def test_cn_to_int(run: str, value: int) -> None:
         ("单卡", "zh"),
         ("How do I set EP for Qwen3-30B-A3B with model.expert_model_parallel_size on 16 H100?", "en"),
         ("", "en"),
+        # A pasted error message is quoted English, not the question's language.
+        ("报错 AssertionError: ngroups must be evenly divisible by tp_size，Nemotron-H 8B 用 TP=16", "zh"),
+        ("Got AssertionError: ngroups must be evenly divisible by tp_size with Nemotron-H at TP 16", "en"),
+        (
+            "训练时报错：\nValueError: num_query_groups must be divisible by tensor_model_parallel_size"
+            "\n怎么办",
+            "zh",
+        ),
     ],
 )
 def test_detect_language(text: str, language: str) -> None:
