@@ -497,6 +497,14 @@ def test_ep_too_low_for_large_moe():
     item = one(run(["ep=1", "pp=1"], arch=DEEPSEEK_LIKE, gpus=256, gbs=1024), "ep-too-low")
     assert item.fix == "model.expert_model_parallel_size=256"
     assert not by_id(run(["ep=64", "pp=4"], arch=DEEPSEEK_LIKE, gpus=256, gbs=1024), "ep-too-low")
+    assert "Raise EP" in item.message
+
+
+def test_ep_too_low_when_no_larger_ep_fits_asks_for_gpus_not_ep():
+    """EP already spans every GPU (EP=8 on 8): "raise EP" is impossible, and no fix is offered for it."""
+    item = one(run(["ep=8", "pp=1"], arch=DEEPSEEK_LIKE, gpus=8, gbs=1024), "ep-too-low")
+    assert "Raise EP" not in item.message and "No larger EP fits 8 GPUs" in item.message
+    assert "8 张 GPU 放不下更大的 EP" in item.message_zh and item.fix is None
 
 
 def test_vlm_finetune_without_images():

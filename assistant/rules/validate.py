@@ -1043,16 +1043,31 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
         larger = [d for d in divisors(experts) if d > config.ep and fits_world(d)]
         enough = [d for d in larger if expert_state(d) <= limit]
         better = enough[:1] or larger[-1:]  # the smallest EP that is enough, else the most relief available
+        share = (
+            f"EP={config.ep} leaves about {expert_bytes / 1e9:.0f} GB of expert weights and optimizer state "
+            f"on each GPU ({cluster.gpu_label} has about {hbm / 1e9:.0f} GB usable). "
+        )
+        share_zh = (
+            f"EP={config.ep} 时每个 GPU 上约有 {expert_bytes / 1e9:.0f} GB 专家权重和优化器状态"
+            f"（{cluster.gpu_label} 可用显存约 {hbm / 1e9:.0f} GB）。"
+        )
+        if larger:
+            advice = "Raise EP before TP: EP shards only the experts, which dominate a large MoE."
+            advice_zh = "应先增大 EP 再考虑 TP：EP 只切分专家参数，而大型 MoE 的参数主要在专家中。"
+        else:  # no larger EP divides these GPUs (EP8 on 8 GPUs): only more GPUs shard the experts' state
+            advice = (
+                f"No larger EP fits {ctx.world} GPUs; with more GPUs the experts' data-parallel ranks shard "
+                "their optimizer state."
+            )
+            advice_zh = (
+                f"{ctx.world} 张 GPU 放不下更大的 EP；增加 GPU 后，专家的数据并行组会切分其优化器状态。"
+            )
         found.append(
             finding(
                 "ep-too-low",
                 "warning",
-                f"EP={config.ep} leaves about {expert_bytes / 1e9:.0f} GB of expert weights and optimizer "
-                f"state on each GPU ({cluster.gpu_label} has about {hbm / 1e9:.0f} GB usable). Raise EP "
-                "before TP: EP shards only the experts, which dominate a large MoE.",
-                f"EP={config.ep} 时每个 GPU 上约有 {expert_bytes / 1e9:.0f} GB 专家权重和优化器状态"
-                f"（{cluster.gpu_label} 可用显存约 {hbm / 1e9:.0f} GB）。应先增大 EP 再考虑 TP："
-                "EP 只切分专家参数，而大型 MoE 的参数主要在专家中。",
+                share + advice,
+                share_zh + advice_zh,
                 None,
                 kv(model__expert_model_parallel_size=better[0]) if better else None,
             )
