@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assistant.errors import UserError
+from assistant.estimate.shapes import mamba_mixer_params
 from assistant.records import ModelArch, RecipeRecord
 from assistant.settings import get_settings
 
@@ -259,18 +260,10 @@ def is_moe_layer(arch: ModelArch, index: int) -> bool:
 
 
 def _mamba_params(arch: ModelArch, m: MixerDims) -> int:
-    """Mamba-2 mixer: in_proj (z, x, B, C, dt), conv with bias, A/D/dt_bias, gated norm, out_proj."""
-    d_inner = m.mamba_num_heads * m.mamba_head_dim
-    bc = 2 * m.mamba_num_groups * m.mamba_state_dim
-    conv_dim = d_inner + bc
-    in_proj = arch.hidden_size * (2 * d_inner + bc + m.mamba_num_heads)
-    return (
-        in_proj
-        + conv_dim * (m.conv_kernel + 1)
-        + 3 * m.mamba_num_heads
-        + d_inner
-        + d_inner * arch.hidden_size
-    )
+    return mamba_mixer_params(
+        arch.hidden_size, m.mamba_num_heads, m.mamba_head_dim, m.mamba_state_dim, m.mamba_num_groups,
+        m.conv_kernel,
+    )  # fmt: skip
 
 
 def _linear_attention_params(arch: ModelArch, m: MixerDims) -> int:

@@ -117,13 +117,11 @@ def _cjk_count(text: str) -> int:
     return sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
 
 
+# How a pasted error message starts: a traceback or an "...Error:" / "...Exception:" head.
+_ERROR_HEAD = r"traceback \(most recent call last\)|\b\w*(?:error|exception)\b\s*:"
 # A pasted error message ("AssertionError: ngroups must be ...", a traceback) up to the end of its line or the
 # next Chinese character or full-width punctuation: English text the user quotes, not the prose they write.
-_PASTED_ERROR = re.compile(
-    r"(?:traceback \(most recent call last\)|\b\w*(?:error|exception)\b\s*:)"
-    r"[^\n\u3000-\u303f\uff00-\uffef\u3400-\u9fff]*",
-    re.IGNORECASE,
-)
+_PASTED_ERROR = rx(f"(?:{_ERROR_HEAD})" r"[^\n\u3000-\u303f\uff00-\uffef\u3400-\u9fff]*", re.IGNORECASE)
 
 
 def detect_language(text: str) -> str:
@@ -137,7 +135,7 @@ def detect_language(text: str) -> str:
 # ---------------------------------------------------------------- errors (troubleshoot)
 
 _ERROR_MARKERS = rx(
-    r"traceback \(most recent call last\)|\b\w*(?:error|exception)\b\s*:|\bassertionerror\b|\bruntimeerror\b"
+    _ERROR_HEAD + r"|\bassertionerror\b|\bruntimeerror\b"
     r"|cuda graph accepts only|\booms?\b|out of memory|outofmemory|显存溢出|显存不足|爆显存|报错|\bsegfault\b"
     r"|segmentation fault|\bnccl (?:error|timeout)\b|\bkilled\b|core dumped|\bcrash(?:ed|es)?\b"
     r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|吞吐很差|吞吐低|气泡太大"

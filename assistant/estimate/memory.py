@@ -170,8 +170,7 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     if kind == "mamba":
         # in_proj output (z, x, B, C, dt), the convolution's output, the scan's output y, and the gated
         # norm's output (the out_proj input); the scan recomputes its chunk states in backward.
-        conv = d.d_inner + 2 * d.ssm_groups * d.ssm_state
-        return plain + d.mamba_in_width + conv + d.d_inner, norm_out + d.d_inner
+        return plain + d.mamba_in_width + d.mamba_conv_width + d.d_inner, norm_out + d.d_inner
     plain += 2 * d.experts  # router logits and probabilities (fp32)
     gemm_in = norm_out
     if "moe" not in modules:
@@ -279,7 +278,7 @@ def estimate_memory(
         """What the layers of `mix` save for backward, one micro-batch."""
         plain, gemm = _mix_elements(d, mix, saved_modules)
         return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
-                                  sp=sp, scores=scores * mix.attn, norms=_norms(mix))  # fmt: skip
+                                  sp=sp, scores=scores * mix.attn, norms=mix.sublayers)  # fmt: skip
 
     def full_bytes(mix: LayerMix) -> float:
         """The same with nothing recomputed: what a fully recomputed layer rebuilds during backward."""
@@ -418,13 +417,8 @@ def layer_activation_bytes(
     mix = mix_of(layer_kinds(arch))
     plain, gemm = _mix_elements(d, mix, set())
     total = _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
-                               sp=layout.sp, scores=0.0, norms=_norms(mix))  # fmt: skip
+                               sp=layout.sp, scores=0.0, norms=mix.sublayers)  # fmt: skip
     return total / mix.layers
-
-
-def _norms(mix: LayerMix) -> int:
-    """Pre-norms of these layers: one per sublayer."""
-    return mix.attn + mix.mlp + mix.moe + mix.mamba
 
 
 def _saved_layer_bytes(

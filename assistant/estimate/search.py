@@ -250,7 +250,7 @@ def _candidates(
     ]
     cps = [c for c in _powers_of_two(min(16, gpus)) if c == 1 or seq_length >= 4096 * c]
     eps = _powers_of_two(min(d.experts, gpus)) if d.experts else [1]
-    splits = _pipeline_splits(d.layers, gpus, hybrid=bool(d.mamba_layers) or arch.is_hybrid)
+    splits = _pipeline_splits(d.layers, gpus, hybrid=arch.is_hybrid)
     for (pp, vp), tp, cp in product(splits, tps, cps):
         if gpus % (tp * pp * cp):
             continue

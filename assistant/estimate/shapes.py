@@ -66,6 +66,11 @@ class Dims:
         return 2 * self.d_inner + 2 * self.ssm_groups * self.ssm_state + self.ssm_heads
 
     @property
+    def mamba_conv_width(self) -> int:
+        """Channels of a Mamba mixer's depthwise convolution: x, B and C."""
+        return self.d_inner + 2 * self.ssm_groups * self.ssm_state
+
+    @property
     def q_width(self) -> int:
         return self.heads * self.head_dim
 
@@ -93,6 +98,11 @@ class LayerMix:
     mlp: int = 0
     moe: int = 0
     mamba: int = 0
+
+    @property
+    def sublayers(self) -> int:
+        """Attention, MLP, MoE and Mamba blocks, each with its own pre-norm."""
+        return self.attn + self.mlp + self.moe + self.mamba
 
     def __add__(self, other: LayerMix) -> LayerMix:
         return LayerMix(
@@ -239,17 +249,24 @@ def attention_params(d: Dims) -> float:
 MAMBA_CONV_KERNEL = 4  # Megatron MambaMixer d_conv
 
 
-def mamba_params(d: Dims) -> float:
+def mamba_mixer_params(
+    hidden: int, heads: int, head_dim: int, state: int, groups: int, conv_kernel: int = MAMBA_CONV_KERNEL
+) -> int:
     """One Mamba-2 mixer: in_proj (z, x, B, C, dt), depthwise conv with bias, A/D/dt_bias, gated norm,
     out_proj."""
-    conv_dim = d.d_inner + 2 * d.ssm_groups * d.ssm_state
+    inner = heads * head_dim
+    bc = 2 * groups * state
     return (
-        d.hidden * d.mamba_in_width
-        + conv_dim * (MAMBA_CONV_KERNEL + 1)
-        + 3 * d.ssm_heads
-        + d.d_inner
-        + d.d_inner * d.hidden
+        hidden * (2 * inner + bc + heads)
+        + (inner + bc) * (conv_kernel + 1)
+        + 3 * heads
+        + inner
+        + inner * hidden
     )
+
+
+def mamba_params(d: Dims) -> float:
+    return mamba_mixer_params(d.hidden, d.ssm_heads, d.ssm_head_dim, d.ssm_state, d.ssm_groups)
 
 
 def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
@@ -260,7 +277,7 @@ def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
         # dense MLPs, shared experts and LatentMoE's down- and up-projections
         mlp=d.glu * h * (mix.mlp * d.ffn + mix.moe * d.shared_ffn) + mix.moe * 2 * h * d.latent,
         routed=mix.moe * d.experts * d.glu * d.expert_io * d.moe_ffn,
-        replicated=(mix.attn + mix.mlp + mix.moe + mix.mamba) * h + mix.moe * h * d.experts,
+        replicated=mix.sublayers * h + mix.moe * h * d.experts,
         mamba=mix.mamba * mamba_params(d) if mix.mamba else 0.0,
     )
 

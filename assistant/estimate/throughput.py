@@ -238,8 +238,7 @@ def estimate_throughput(
         msg = tokens_mb * d.hidden * 2
         # Each sublayer all-gathers its input and reduce-scatters its output, forward and backward.
         per_sublayer = 4 * _ring(msg, t, _link(t, hw, gpus_per_node))
-        sublayers = d.attn_layers + d.dense_layers + d.moe_layers + d.mamba_layers
-        comm.tp = cal.tp_exposed * per_sublayer * sublayers / p * m
+        comm.tp = cal.tp_exposed * per_sublayer * whole_model(d).sublayers / p * m
     if c > 1:
         kv = 2 * tokens_mb * d.kv_width * 2
         per_layer = 3 * (c - 1) * kv / _link(t * c, hw, gpus_per_node)
@@ -418,7 +417,7 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     attention = norm + d.q_width + 2 * d.kv_width
     mlp = norm + 3 * d.ffn
     moe = norm + d.topk * (2 * d.expert_io + expert_act) + 3 * d.shared_ffn + 2 * d.latent
-    mamba = norm + 2 * (d.d_inner + 2 * d.ssm_groups * d.ssm_state) + 3 * d.d_inner
+    mamba = norm + 2 * d.mamba_conv_width + 3 * d.d_inner
     return 2 * (
         d.attn_layers * attention + d.dense_layers * mlp + d.moe_layers * moe + d.mamba_layers * mamba
     )

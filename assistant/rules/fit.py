@@ -51,6 +51,7 @@ def estimate_fit(
 ) -> FitVerdict:
     """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
     from assistant import hardware_data
+    from assistant.estimate.features import features_from_fields
     from assistant.estimate.memory import estimate_memory
     from assistant.estimate.shapes import unmodelled_reason
 
@@ -77,7 +78,7 @@ def estimate_fit(
             precision=(config.precision if config else None) or record.precision or "bf16",
             recompute=recompute if recompute in ("selective", "full") else None,
             recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
-            mtp_layers=int(values.get("model.mtp_num_layers") or 0),
+            mtp_layers=features_from_fields(values).mtp_layers,
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
             distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
