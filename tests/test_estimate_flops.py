@@ -128,3 +128,13 @@ def test_deepseek_v3_with_its_mtp_block_matches_the_rows_that_run_it() -> None:
     d = dims_of(DEEPSEEK_V3.model_copy(update={"mtp_num_layers": 1}))
     assert flops_per_token(d, 4096).total / 1e9 == pytest.approx(249.81, abs=0.01)
     assert flops_per_token(d, 4096, mtp_layers=1).total / 1e9 == pytest.approx(259.9, rel=0.003)
+
+
+def test_negative_hybrid_dimensions_are_refused_not_estimated() -> None:
+    """A spec with a negative Mamba head count used to give a memory and speed estimate anyway."""
+    from assistant.errors import UserError
+    from tests.archs import NEMOTRON_3_NANO
+
+    for bad in ({"mamba_num_heads": -4}, {"mamba_num_groups": -8}, {"moe_latent_size": -1}):
+        with pytest.raises(UserError, match="must be positive"):
+            dims_of(NEMOTRON_3_NANO.model_copy(update=bad))

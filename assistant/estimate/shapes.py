@@ -177,6 +177,13 @@ def dims_of(arch: ModelArch) -> Dims:
     if arch.num_layers <= 0 or arch.hidden_size <= 0 or arch.num_attention_heads <= 0:
         raise UserError("num_layers, hidden_size and num_attention_heads must be positive")
     mix = mix_of(layer_kinds(arch))
+    mamba = (arch.mamba_num_heads, arch.mamba_head_dim, arch.mamba_state_dim, arch.mamba_num_groups or 1)
+    if mix.mamba and min(mamba) <= 0:
+        raise UserError(
+            "mamba_num_heads, mamba_head_dim, mamba_state_dim and mamba_num_groups must be positive"
+        )
+    if (arch.moe_latent_size or 0) < 0:
+        raise UserError("moe_latent_size must be positive")
     head_dim = arch.kv_channels or arch.hidden_size // arch.num_attention_heads
     return Dims(
         layers=arch.num_layers,
