@@ -86,6 +86,18 @@ def test_perf_rows_match_their_release_recipe() -> None:
         assert row["features_source"]["tag"] == BRIDGE_TAG_OF_RELEASE["26.06.01"] == "v0.5.1"
 
 
+def test_25_11_rows_carry_the_features_of_the_v0_2_0_presets() -> None:
+    """25.11 shipped v0.2.0, whose presets use the first naming (<MODEL>_<GPU>_<PREC>_BASE_CONFIG); the rows
+    whose layout one of them gives carry its features, e.g. Qwen3 30B-A3B on GB200 with HybridEP and partial
+    CUDA graphs."""
+    rows = [r for r in ROWS if r["release"] == "25.11" and r.get("features_source")]
+    assert len(rows) >= 10
+    assert {r["features_source"]["tag"] for r in rows} == {"v0.2.0"}
+    assert all(r["features_source"]["recipe"].endswith("_base_config") for r in rows)
+    qwen = next(r for r in rows if r["model"] == "qwen3_30b_a3b" and r["gpu"] == "gb200")
+    assert qwen["features"]["flex_dispatcher"] and qwen["features"]["cuda_graph"] == "partial"
+
+
 def test_perf_rows_carry_the_recompute_and_offloading_their_recipe_ran() -> None:
     """The fit estimates each row as it ran: the 0.5.1 GPT-OSS GB200 BF16 recipe recomputes the norms and
     the expert activation; its MXFP8 successor clears the list (nothing recomputed); the Llama 3 70B

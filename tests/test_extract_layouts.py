@@ -66,6 +66,28 @@ def test_v02_provider_class_value_with_inherited_defaults(v02) -> None:
     assert record.hf_model_id is None
 
 
+def test_v02_perf_presets_use_the_first_naming(v02) -> None:
+    """v0.2.0 named its presets <MODEL>_<GPU>[_<TASK>]_<PREC>_BASE_CONFIG in configs/<family>/
+    workload_base_configs.py, the module its launcher imports by name."""
+    fsdp = v02[("benchmark", "llama3_70b_gb200_fp8_cs_base_config")]
+    assert (fsdp.mode, fsdp.gpu_type, fsdp.precision, fsdp.encoded_gpus) == ("pretrain", "gb200", "fp8cs", 64)
+    assert fsdp.reachable and fsdp.micro_batch_size == 2 and fsdp.fields["cpu_offloading_num_layers"] == 40
+    sft = v02[("benchmark", "llama3_70b_h100_sft_bf16_base_config")]
+    assert (sft.mode, sft.gpu_type, sft.precision, sft.canonical) == (
+        "sft", "h100", "bf16", "llama3_70b_h100_sft_base_config",
+    )  # fmt: skip
+    assert (sft.parallelism.tp, sft.parallelism.pp, sft.parallelism.vp, sft.parallelism.sp) == (4, 4, 5, True)
+    assert not any(name.startswith("base_") for _, name in v02)  # the shared base is not a preset
+
+
+def test_v02_perf_launcher_note_names_its_lookup() -> None:
+    spec, warnings = read_launcher(open_source(TREES / "v02_kwargs"))
+    assert not warnings and spec.benchmark is not None
+    assert "_<compute_dtype>_BASE_CONFIG" in spec.benchmark.notes
+    assert "configs/<model_name>/workload_base_configs.py" in spec.benchmark.notes
+    assert any("--model_size" in flag.names for flag in spec.benchmark.flags)
+
+
 # ---------------------------------------------------------------- v0.5 flat layout + old perf configs
 
 
@@ -193,6 +215,10 @@ def test_name_grammar_exceptions(v06) -> None:
     assert decode_name("llama3_70b_lora_config_h100").task == "lora"
     old = decode_name("deepseek_v3_pretrain_config_gb300_v1")
     assert (old.gpu_type, old.precision, old.variant) == ("gb300", None, "v1")
+    first = decode_name("qwen3_235b_a22b_b200_fp8_mx_base_config")  # v0.2.0
+    assert (first.task, first.gpu_type, first.precision) == ("pretrain", "b200", "fp8mx")
+    assert decode_name("llama3_70b_gb200_lora_base_config").task == "lora"
+    assert decode_name("deepseek_v3_b200_base_config").precision is None
 
 
 def test_v06_launcher_flags_parse_and_presets() -> None:

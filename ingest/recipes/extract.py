@@ -6,8 +6,8 @@ the top level does not reach (recorded with reachable=False, survey H7).
 Benchmark recipes: v0.6.0+ the names exported by `megatron.bridge.perf_recipes.<family>`;
 up to v0.5.1 the `WorkloadBaseConfig` constants exported by
 `scripts/performance/configs/<family>` (record name = the constant name lower-cased, e.g.
-`llama3_70b_pretrain_config_gb300_bf16_v1`; aliases `X = Y` share the object and name the
-constant that created it as canonical).
+`llama3_70b_pretrain_config_gb300_bf16_v1`, or in v0.2.0 `llama3_70b_gb300_bf16_base_config`; aliases
+`X = Y` share the object and name the constant that created it as canonical).
 
 Record conventions: `fields` maps every statically known write to its final value by dotted path
 ("model.use_te_rng_tracker": true); an object built by a constructor also gets "<path>._target_"
@@ -29,7 +29,13 @@ from typing import Any
 
 from assistant.records import CudaGraph, Parallelism, RecipeRecord, SourceRef
 from ingest.recipes.interpreter import BudgetExceeded, Interpreter, RaiseSignal, paused_gc
-from ingest.recipes.names import MIXED_PRECISION_TO_TOKEN, OLD_PERF_NAME, decode_name, mode_of
+from ingest.recipes.names import (
+    FIRST_PERF_NAME,
+    MIXED_PRECISION_TO_TOKEN,
+    OLD_PERF_NAME,
+    decode_name,
+    mode_of,
+)
 from ingest.recipes.sources import SourceTree
 from ingest.recipes.values import Builtin, ClassRef, Ext, Func, Module, Obj, Partial, Unknown
 
@@ -127,12 +133,17 @@ def old_perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
     """WorkloadBaseConfig constants exported by scripts/performance/configs/<family> (<= v0.5.1)."""
     exports: dict[str, Export] = {}
     paths = tree.paths_under(PERF_SCRIPTS_ROOT + "configs/")
-    # Exported by the family package (what the launcher's getattr lookup can reach) first, then
-    # constants only defined in a *_workload_base_configs.py module (reachable=False).
-    for wanted, reachable in (("__init__.py", True), ("workload_base_configs.py", False)):
+    # What the launcher's getattr lookup can reach first: the family package, or in v0.2.0 the module
+    # named workload_base_configs.py (utils.get_workload_base_config imports it by that name). Then
+    # constants only defined in a <family>_workload_base_configs.py module (reachable=False).
+    for wanted, reachable in (
+        ("__init__.py", True),
+        ("/workload_base_configs.py", True),
+        ("workload_base_configs.py", False),
+    ):
         for path in paths:
             parts = path[len(PERF_SCRIPTS_ROOT) :].split("/")
-            if len(parts) != 3 or not parts[2].endswith(wanted):
+            if len(parts) != 3 or not ("/" + parts[2]).endswith(wanted):
                 continue
             module = interp.load_module(
                 path[len(PERF_SCRIPTS_ROOT) : -3].replace("/", ".").removesuffix(".__init__")
@@ -142,7 +153,7 @@ def old_perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
                 public = not name.startswith("_")
                 if (
                     public
-                    and OLD_PERF_NAME.match(name)
+                    and (OLD_PERF_NAME.match(name) or FIRST_PERF_NAME.match(name))
                     and isinstance(value, Obj)
                     and value.cls == "WorkloadBaseConfig"
                 ):

@@ -25,6 +25,7 @@ RUN_RECIPE = "scripts/training/run_recipe.py"
 SLURM_LAUNCHER = "scripts/training/setup_experiment.py"
 PERF_LAUNCHER = "scripts/performance/setup_experiment.py"
 PERF_ARGUMENTS = "scripts/performance/argument_parser.py"
+PERF_CONFIGS = "scripts/performance/configs/"
 DATASET_UTILS = "megatron.bridge.recipes.utils.dataset_utils"
 # Files whose class statements define the dataset-config hierarchy `dataset_train_mode` tests.
 CONFIG_CLASS_FILES = ("megatron/bridge/training/config.py", "megatron/bridge/data/builders/")
@@ -281,6 +282,13 @@ def _benchmark(tree: SourceTree, warnings: list[str]) -> BenchmarkLauncher | Non
             "setup_experiment.py selects one from --model_family_name/--model_recipe_name/--task/--gpu/"
             "--compute_dtype/--num_gpus; scripts/training/run_recipe.py --recipe NAME also runs it, and a "
             "name exported by both packages loads the benchmark one."
+        )
+    elif any(path.endswith("/workload_base_configs.py") for path in tree.paths_under(PERF_CONFIGS)):
+        notes = (
+            "setup_experiment.py looks up the WorkloadBaseConfig constant "
+            "<model_name>_<model_size>_<gpu>[_<task>]_<compute_dtype>_BASE_CONFIG (upper case; the task only "
+            "for sft and lora) in scripts/performance/configs/<model_name>/workload_base_configs.py and "
+            "applies it on top of the library recipe."
         )
     else:
         notes = (

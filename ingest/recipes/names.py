@@ -6,7 +6,9 @@ with one known exception where the variant precedes the GPU count
 (`qwen35_vl_35b_a3b_sft_long_context_32gpu_h100_bf16_config`, survey H10).
 Old performance constants (<= v0.5.1) read
     <MODEL>_<TASK>_CONFIG_<GPU>[_<PREC>][_<VARIANT>]
-with TASK in PRETRAIN|SFT|LORA and PREC like BF16, FP8_CS, FP8_MX.
+with TASK in PRETRAIN|SFT|LORA and PREC like BF16, FP8_CS, FP8_MX. The first of them (v0.2.0) read
+    <MODEL>_<GPU>[_<TASK>][_<PREC>]_BASE_CONFIG
+with TASK in SFT|LORA (none for pretraining).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ HARDWARE_NAME = re.compile(
 OLD_PERF_NAME = re.compile(
     r"^(?P<model>.+?)_(?P<task>PRETRAIN|SFT|LORA)_CONFIG_(?P<gpu>[A-Z]+\d+)"
     r"(?:_(?P<precision>BF16|FP8_CS|FP8_DS|FP8_MX|FP8_SC|NVFP4|FP8))?(?:_(?P<variant>[A-Z0-9_]+))?$"
+)
+FIRST_PERF_NAME = re.compile(
+    r"^(?P<model>.+?)_(?P<gpu>[A-Z]+\d+)(?:_(?P<task>SFT|LORA))?"
+    r"(?:_(?P<precision>BF16|FP8_CS|FP8_DS|FP8_MX|FP8_SC|NVFP4|FP8))?_BASE_CONFIG$"
 )
 TASK_TO_MODE = {"pretrain": "pretrain", "sft": "sft", "peft": "peft", "lora": "peft", "finetune": "sft"}
 MIXED_PRECISION_TO_TOKEN = {
@@ -55,6 +61,10 @@ def decode_name(name: str) -> EncodedName:
         precision = old["precision"].lower().replace("_", "") if old["precision"] else None
         variant = old["variant"].lower() if old["variant"] else None
         return EncodedName(old["task"].lower(), None, old["gpu"].lower(), precision, variant)
+    first = FIRST_PERF_NAME.match(name.upper()) if name.lower().endswith("_base_config") else None
+    if first:
+        precision = first["precision"].lower().replace("_", "") if first["precision"] else None
+        return EncodedName((first["task"] or "pretrain").lower(), None, first["gpu"].lower(), precision)
     return EncodedName(task_from_name(name))
 
 
