@@ -71,7 +71,7 @@ def hit_rate() -> None:
               f"VP{row['vp']}{' FSDP' if row['fsdp'] else ''}")  # fmt: skip
     n = len(configs)
     print(
-        f"\npublished (TP, PP, CP, EP, FSDP) in our top {TOP_K}: {hits}/{n} = {hits / n:.0%} "
+        f"\npublished (TP, PP, CP, EP, FSDP) in our top {TOP_K}: {hits}/{n} = {hits / n:.1%} "
         f"(with the same VP too: {strict}/{n} = {strict / n:.0%})"
     )
     top10 = sum(r is not None and r <= 10 for r in ranks)
@@ -83,7 +83,7 @@ def hit_rate() -> None:
     valid = n - rejected
     print(
         f'published layouts that Megatron\'s rules reject as written ("invalid" above): {rejected}; '
-        f"over the other {valid} rows, in our top {TOP_K}: {hits}/{valid} = {hits / valid:.0%}"
+        f"over the other {valid} rows, in our top {TOP_K}: {hits}/{valid} = {hits / valid:.1%}"
     )
     for model, (h, total) in sorted(by_model.items()):
         print(f"  {model:16s} {h}/{total}")

@@ -9,6 +9,7 @@ from assistant.estimate.search import (
     SPLIT_KEYS,
     fsdp_only_as_last_resort,
     is_valid_layout,
+    layer_split,
     nearest_fit,
     rank_with_ties,
     search_layouts,
@@ -137,7 +138,7 @@ def test_split_overrides_name_how_megatron_splits_the_layers() -> None:
     assert sum(counts) == 61
 
 
-def test_ties_within_the_estimators_error_prefer_lower_tensor_parallelism() -> None:
+def test_ties_within_the_estimators_error_prefer_fewer_gpus_per_layer() -> None:
     everything = search_layouts(
         LLAMA3_70B, Cluster(num_gpus=64, gpu_type="h100"), seq_length=8192, global_batch_size=256,
         precision="fp8_cs", top_k=10_000,
@@ -148,8 +149,9 @@ def test_ties_within_the_estimators_error_prefer_lower_tensor_parallelism() -> N
     top = max(speed)
     ties = [r for r in ranked if r.throughput.tokens_per_sec_per_gpu >= 0.8 * top]
     assert ranked[: len(ties)] == ties  # the tie group leads
-    assert [r.plan.tp for r in ties] == sorted(r.plan.tp for r in ties)
-    assert len({r.plan.tp for r in ties}) > 1  # a real reordering, not a no-op
+    assert [layer_split(r.plan) for r in ties] == sorted(layer_split(r.plan) for r in ties)
+    assert len({layer_split(r.plan) for r in ties}) > 1  # a real reordering, not a no-op
+    assert any(r.plan.cp > 1 for r in ties)  # CP counts with TP: both split every layer
     rest = [r.throughput.tokens_per_sec_per_gpu for r in ranked[len(ties) :]]
     assert rest == sorted(rest, reverse=True)
 

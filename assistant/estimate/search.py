@@ -372,8 +372,9 @@ def fsdp_only_as_last_resort(layouts: list[RankedLayout], precision: str) -> lis
 
 def rank_with_ties(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:
     """Fastest first; the layouts within `tie_band` (the estimator's median error) of the fastest are
-    indistinguishable by the estimate, so among them the one with less tensor parallelism (less
-    communication on every layer) comes first, then the faster."""
+    indistinguishable by the estimate, so among them the one that splits each layer over fewer GPUs comes
+    first (TP·CP: tensor and context parallelism both exchange activations inside every layer), then the
+    faster."""
 
     def speed(layout: RankedLayout) -> float:
         return layout.throughput.tokens_per_sec_per_gpu
@@ -383,7 +384,12 @@ def rank_with_ties(layouts: list[RankedLayout], tie_band: float) -> list[RankedL
         return by_speed
     floor = speed(by_speed[0]) * (1 - tie_band)
     ties = [x for x in by_speed if speed(x) >= floor]
-    return sorted(ties, key=lambda x: (x.plan.tp, -speed(x))) + by_speed[len(ties) :]
+    return sorted(ties, key=lambda x: (layer_split(x.plan), -speed(x))) + by_speed[len(ties) :]
+
+
+def layer_split(plan: Plan) -> int:
+    """How many GPUs share one layer's work on one sequence: TP·CP."""
+    return plan.tp * plan.cp
 
 
 class NearestFit(Record):
@@ -628,7 +634,8 @@ def _explain(index: int, layout: RankedLayout, leader: RankedLayout, tie_band: f
         if slower < 0:
             reasons.append(
                 f"{-slower:.1%} faster than the top layout by the estimate, a tie within the estimator's "
-                f"{tie_band:.0%} median error: ranked after it for its higher TP"
+                f"{tie_band:.0%} median error: ranked after it for splitting each layer over more GPUs "
+                f"(TP·CP {layer_split(layout.plan)} against {layer_split(leader.plan)})"
             )
         elif slower <= tie_band:
             reasons.append(f"{slower:.1%} slower than the top layout: a tie within the {tie_band:.0%} error")
