@@ -11,6 +11,7 @@ or MoE block; a Mamba-hybrid layer (one symbol of `hybrid_layer_pattern`) is one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from assistant.errors import UserError
 from assistant.records import ModelArch
@@ -125,13 +126,15 @@ _KIND_MIX = {
 
 
 def mix_of(kinds: str) -> LayerMix:
-    """Sublayer counts of the layers whose kinds are given (see `layer_kinds`)."""
+    """Sublayer counts of the layers whose kinds are given (see `layer_kinds`). Counted per kind: the search
+    calls this for every candidate layout."""
+    counts = [(_KIND_MIX[kind], kinds.count(kind)) for kind in set(kinds)]
     return LayerMix(
         layers=len(kinds),
-        attn=sum(_KIND_MIX[k].attn for k in kinds),
-        mlp=sum(_KIND_MIX[k].mlp for k in kinds),
-        moe=sum(_KIND_MIX[k].moe for k in kinds),
-        mamba=sum(_KIND_MIX[k].mamba for k in kinds),
+        attn=sum(mix.attn * n for mix, n in counts),
+        mlp=sum(mix.mlp * n for mix, n in counts),
+        moe=sum(mix.moe * n for mix, n in counts),
+        mamba=sum(mix.mamba * n for mix, n in counts),
     )
 
 
@@ -142,9 +145,12 @@ def layer_kinds(arch: ModelArch) -> str:
         return arch.hybrid_layer_pattern or ""
     if not arch.num_moe_experts:
         return "D" * arch.num_layers
-    first_dense = arch.moe_first_k_dense or 0
-    freq = arch.moe_layer_freq or 1
-    return "".join("X" if i >= first_dense and i % freq == 0 else "D" for i in range(arch.num_layers))
+    return _moe_kinds(arch.num_layers, arch.moe_first_k_dense or 0, arch.moe_layer_freq or 1)
+
+
+@lru_cache(maxsize=256)
+def _moe_kinds(layers: int, first_dense: int, freq: int) -> str:
+    return "".join("X" if i >= first_dense and i % freq == 0 else "D" for i in range(layers))
 
 
 def unmodelled_reason(arch: ModelArch) -> str | None:
