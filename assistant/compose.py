@@ -441,6 +441,26 @@ def _faster_line(rec: Recommendation, lang: str) -> str:
     )
 
 
+def _no_faster_line(rec: Recommendation, lang: str) -> str:
+    """Asked for the fastest layout, and the plan is already within the margin the estimate can resolve."""
+    best = rec.searched_best
+    layout = _layout_in_words(best, lang)
+    ours = f"{rec.speed.tokens_per_sec_per_gpu:,.0f}"
+    theirs = f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
+    margin = f"{CLEARLY_FASTER:.0%}"
+    if lang == "zh":
+        return (
+            f"**最快的布局（估计）：** 在这些 GPU 上，搜索找不到比上面方案快 {margin} 以上的布局。"
+            f"它排第一的是 {layout}，每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}；"
+            "差距在估计分辨不出的范围内，沿用上面的方案即可。"
+        )
+    return (
+        f"**Fastest layout (estimated):** the search finds no layout for these GPUs more than {margin} "
+        f"faster than the plan above. Its first choice, {layout}, runs about {theirs} tokens/s per GPU "
+        f"against {ours} for the plan: closer than the estimate can tell apart, so keep the plan."
+    )
+
+
 def fit_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
     """For "is this config valid?": whether the layout fits in memory, and when it does not, the fastest
     layout that fits these GPUs or else the fewest GPUs that fit."""
@@ -519,6 +539,8 @@ def _estimate_section(rec: Recommendation, lang: str) -> list[str]:
         lines.append(_fitting_line(rec, lang))
     if rec.faster is not None and rec.speed is not None:
         lines.append(_faster_line(rec, lang))
+    if rec.searched_best is not None and rec.speed is not None:
+        lines.append(_no_faster_line(rec, lang))
     if rec.peft_alternative is not None:
         lines.extend(_peft_alternative_lines(rec.peft_alternative, lang))
     return lines

@@ -73,6 +73,8 @@ class Recommendation:
     speed_error: float | None = None  # the estimator's median error on the published runs it was fitted on
     nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
     faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
+    # Asked for the fastest layout, and the search's best is not clearly faster than the plan: its best.
+    searched_best: RankedLayout | None = None
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
     precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
 
@@ -294,11 +296,16 @@ def typed_overrides(slots: Slots) -> dict:
 
 
 def estimate_run(
-    rec: Recommendation, mode: str | None, *, recompute: str | None = "recipe", search: bool = False
+    rec: Recommendation,
+    mode: str | None,
+    *,
+    recompute: str | None = "recipe",
+    search: bool = False,
+    fastest: bool = False,
 ) -> None:
     """Speed of the plan (under the recipe's recompute unless `recompute` is given); when nothing fits, the
-    nearest layout that does; when the user's GPU count or type is not the recipe's (or `search`), the
-    fastest layout the search finds for it."""
+    nearest layout that does; when the user's GPU count or type is not the recipe's (or `search`, or the
+    user asked for the `fastest` layout), the fastest layout the search finds for it."""
     if rec.arch is None or rec.cluster is None or rec.recipe is None or unmodelled_reason(rec.arch):
         return
     record, cluster = rec.recipe, rec.cluster
@@ -332,12 +339,14 @@ def estimate_run(
         rec.nearest = nearest_fit(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common
         )
-    elif rec.plan and (search or resized):
+    elif rec.plan and (search or resized or fastest):
         found = search_layouts(rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1,
                                features=features, **common)  # fmt: skip
         # A user's own layout that does not fit gets the search's best whatever its speed.
         if found and ((search and plan_does_not_fit) or _clearly_faster(found[0], rec.speed)):
             rec.faster = found[0]
+        elif found and fastest:
+            rec.searched_best = found[0]
 
 
 def _clearly_faster(layout: RankedLayout, speed: ThroughputEstimate | None) -> bool:
@@ -463,7 +472,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     rec.findings += [unsupported] if unsupported else []
     rec.precision = (result.config.precision if result.config else None) or record.precision
     rec.nearest = result.nearest
-    estimate_run(rec, mode)
+    estimate_run(rec, mode, fastest=bool(slots.wants_fastest))
     if rec.plan is None:
         rec.peft_alternative = peft_alternative(rec, catalog, arch_of)
         return rec  # no launch command for a layout that cannot run

@@ -305,6 +305,7 @@ class Slots(Record):
     features: list[Literal["cuda_graphs"]] = Field(default_factory=list)  # asked to turn on, no keys given
     # A training precision asked for by name ("FP8", "MXFP8", "NVFP4"), in Bridge's recipe-name codes.
     precision: Literal["bf16", "fp8cs", "fp8mx", "nvfp4"] | None = None
+    wants_fastest: bool | None = None  # asked for the fastest layout ("fastest layout", "最快的布局")
 
 
 # ---------------------------------------------------------------- answers (assistant -> front ends, evals)

@@ -588,6 +588,7 @@ def _answer_from(
             ("throughput", rec.speed),
             ("nearest_fit", rec.nearest),
             ("faster_layout", rec.faster),
+            ("searched_best", rec.searched_best),
         )
         if value is not None
     }

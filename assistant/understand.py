@@ -493,13 +493,16 @@ _EXPLAIN = rx(
     r"|\bwhy (?:is|does|do|must|should|can't|cannot)\b|\bwhat does .* mean\b|\bdifference between\b"
     r"|为什么|为何|是什么|什么是|解释|什么意思|原理|区别是|有什么用",
 )
+_FASTEST_ASK = (
+    r"(?:fastest|best|optimal) (?:parallel(?:ism)? )?(?:layout|mapping|parallelism)"
+    r"|(?:最快|最优|最佳|最好)的?(?:并行)?(?:布局|切分|并行方式)"
+)
 _RECOMMEND_ASK = rx(
     r"which recipe|what recipe|best recipe|recommend|suggest|what (?:config|settings)"
     r"|how (?:do|should|can) i (?:run|train|launch|start)"
-    r"|(?:fastest|best|optimal) (?:parallel(?:ism)? )?(?:layout|mapping|parallelism)"
-    r"|哪个配方|什么配方|推荐|怎么跑|如何跑|怎么训练|用哪个"
-    r"|(?:最快|最优|最佳|最好)的?(?:并行)?(?:布局|切分|并行方式)"
+    r"|哪个配方|什么配方|推荐|怎么跑|如何跑|怎么训练|用哪个|" + _FASTEST_ASK
 )
+_FASTEST = rx(_FASTEST_ASK)
 # "What is the recipe name for Wan 1.3B pretraining?" asks for a recipe when it names a model.
 _NAME_ASK = rx(r"recipe (?:name|function)|配方名|配方函数")
 _ENABLE_CUDA_GRAPHS = rx(
@@ -695,6 +698,7 @@ def understand(
     slots["overrides"] = overrides
     if _ENABLE_CUDA_GRAPHS.search(t) and not any("cuda_graph" in key for key in overrides):
         slots["features"] = ["cuda_graphs"]
+    slots["wants_fastest"] = True if _FASTEST.search(prose) else None
     if "mixed_precision" not in overrides:  # a preset the user spells out wins
         slots["precision"] = extract_precision(t_counts)
     seq = extract_seq_length(t_counts)

@@ -334,6 +334,20 @@ def test_the_same_gpu_count_of_another_type_gets_the_search(settings):
     assert "A faster layout for your GPUs" in answer.answer_markdown
 
 
+def test_asked_for_the_fastest_layout_the_answer_says_when_the_plan_is_as_fast(settings):
+    """On 64 H100s the 32-GPU Llama 3 70B recipe's layout (at DP2) is within the estimate's resolution of the
+    search's first choice: the question asked for the fastest layout, so the answer says the search found
+    nothing clearly faster and names its first choice, with both speeds."""
+    answer = ask("What is the fastest layout to pretrain Llama 3 70B on 64 H100s?", settings=settings)
+    best = answer.estimate["searched_best"]
+    mine = answer.estimate["throughput"]["tokens_per_sec_per_gpu"]
+    theirs = best["throughput"]["tokens_per_sec_per_gpu"]
+    assert "faster_layout" not in answer.estimate and theirs < 1.1 * mine
+    assert f"{theirs:,.0f} tokens/s per GPU against {mine:,.0f}" in answer.answer_markdown
+    plain = ask("Pretrain Llama 3 70B on 64 H100s", settings=settings)
+    assert "searched_best" not in plain.estimate and "Fastest layout" not in plain.answer_markdown
+
+
 def test_the_forty_gigabyte_a100_reads_as_a_gpu_name(settings):
     answer = ask("SFT Llama 3 70B on 8 A100 40GB", settings=settings)
     assert answer.plan is None and "8 × A100 40G" in answer.answer_markdown

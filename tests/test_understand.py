@@ -237,10 +237,17 @@ CASES: list[tuple[str, dict]] = [
     # "What is the fastest layout ..." asks for a run's layout, not for an explanation.
     (
         "What is the fastest layout to pretrain Llama 3 70B on 64 GB200?",
-        dict(intent="recommend", num_gpus=64),
+        dict(intent="recommend", num_gpus=64, wants_fastest=True),
     ),
-    ("What is the best parallelism for Qwen3 30B-A3B SFT on 16 H100?", dict(intent="recommend", goal="sft")),
-    ("Llama 3 70B 在 64 张 GB200 上预训练，最快的布局是什么？", dict(intent="recommend", language="zh")),
+    (
+        "What is the best parallelism for Qwen3 30B-A3B SFT on 16 H100?",
+        dict(intent="recommend", goal="sft", wants_fastest=True),
+    ),
+    (
+        "Llama 3 70B 在 64 张 GB200 上预训练，最快的布局是什么？",
+        dict(intent="recommend", language="zh", wants_fastest=True),
+    ),
+    ("Which recipe for Llama 3 70B pretraining on 64 GB200?", dict(intent="recommend", wants_fastest=None)),
     ("What is a pipeline layout?", dict(intent="explain")),
     ("What layout does Megatron use for pipeline stages?", dict(intent="explain")),
     ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", dict(intent="troubleshoot")),
