@@ -341,7 +341,8 @@ class Answer(Record):
     checklist: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     fit: dict[str, Any] | None = None
-    # Estimator output: {"throughput", "nearest_fit", "faster_layout", "peft_alternative"}, each optional.
+    # Estimator output: {"throughput", "nearest_fit", "faster_layout", "searched_best", "peft_alternative"},
+    # each optional.
     estimate: dict[str, Any] | None = None
     answer_markdown: str
     follow_up: list[str] = Field(default_factory=list)
