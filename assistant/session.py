@@ -65,6 +65,9 @@ class Conversation:
                 merged[name] = value
         if new.goal is not None and new.goal != "peft" and new.peft_scheme is None:
             merged["peft_scheme"] = None
+        # "And on 128 GPUs?" still asks for the fastest layout; a new goal or model is a new question.
+        if new.wants_fastest is None and (new.goal is not None or new_model):
+            merged["wants_fastest"] = None
         merged["overrides"] = {**merged.get("overrides", {}), **new.overrides}
         merged["features"] = sorted({*old.features, *new.features})
         merged["language"] = new.language

@@ -30,6 +30,16 @@ def test_follow_up_gpu_count_keeps_model_and_goal() -> None:
     assert slots.intent == "recommend" and slots.language == "en"
 
 
+def test_the_fastest_layout_question_carries_to_a_new_count_not_to_a_new_goal() -> None:
+    fastest = "What is the fastest layout to pretrain Llama 3 70B on 64 H100s?"
+    _, slots = talk(fastest, "and on 128 GPUs?")
+    assert slots.wants_fastest and slots.num_gpus == 128
+    _, slots = talk(fastest, "LoRA it on 8 GPUs instead")
+    assert slots.wants_fastest is None and slots.goal == "peft"
+    _, slots = talk("最快的布局是什么？64 张 H100 预训练 Llama 3 70B", "换成 Qwen3 32B 呢？")
+    assert slots.wants_fastest is None
+
+
 def test_chinese_follow_up_switches_language() -> None:
     _, slots = talk("Qwen3 30B-A3B SFT on 16 GPUs", "那8卡呢？")
     assert (slots.model_stem, slots.goal, slots.num_gpus) == ("qwen3_30b_a3b", "sft", 8)
