@@ -116,6 +116,25 @@ def test_choose_vp():
     assert choose_vp(80, 8, 5, 4) == 2
     assert choose_vp(32, 1, None, 1) is None
     assert choose_vp(8, 8, None, 1) is None
+    # Llama 3.1 405B's recipe counts the embedding and the loss as layers: 126 + 2 splits over PP8·VP2.
+    assert choose_vp(126, 8, 2, 8) is None
+    assert choose_vp(126, 8, 2, 8, split_extra=2) == 2
+
+
+def test_the_405b_recipe_keeps_its_interleaving_on_more_gpus():
+    """v0.6.0 llama31_405b_pretrain_256gpu_h100_bf16_config: TP8 PP8 VP2 CP4 with the account_for_* split
+    flags. On 1,024 GPUs only DP grows; VP 2 stays (it was dropped as "it needs PP > 1" with PP 8)."""
+    from assistant.catalog import load_catalog
+    from assistant.models import load_model_arch
+
+    record = next(
+        r for r in load_catalog("0.6.0").recipes if r.name == "llama31_405b_pretrain_256gpu_h100_bf16_config"
+    )
+    arch = load_model_arch("meta-llama/Meta-Llama-3.1-405B")
+    result = plan_for(record, arch, 1024)
+    assert (result.plan.pp, result.plan.vp, result.plan.dp) == (8, 2, 4)
+    assert "model.virtual_pipeline_model_parallel_size" not in keys(result)
+    assert_consistent(result, arch, 1024)
 
 
 def test_moe_raises_ep_before_tp():

@@ -81,11 +81,16 @@ def target_cp(recipe_seq: int | None, recipe_cp: int, seq: int) -> int:
     return next_pow2(seq / per_rank)
 
 
-def choose_vp(layers: int, pp: int, recipe_vp: int | None, recipe_pp: int) -> int | None:
-    """VP whenever PP > 1: the recipe's if still valid, else chunks of about four layers."""
-    if pp <= 1 or layers % pp:
+def choose_vp(
+    layers: int, pp: int, recipe_vp: int | None, recipe_pp: int, split_extra: int = 0
+) -> int | None:
+    """VP whenever PP > 1: the recipe's if still valid, else chunks of about four layers. `split_extra` is
+    the embedding and/or loss that the recipe's account_for_*_in_pipeline_split flags count as layers:
+    Megatron splits them with the transformer layers (Llama 3.1 405B: 126 + 2 over PP8·VP2)."""
+    counted = layers + split_extra
+    if pp <= 1 or counted % pp:
         return None
-    per_stage = layers // pp
+    per_stage = counted // pp
     if recipe_vp and recipe_vp > 1 and pp == recipe_pp and per_stage % recipe_vp == 0:
         return recipe_vp
     options = [d for d in divisors(per_stage) if d > 1]
@@ -254,6 +259,10 @@ _REASONS: dict[str, tuple[str, str]] = {
         "VP {value}：PP > 1 时使用交错的虚拟流水线块以减小流水线气泡。",
     ),
     "vp_none": ("VP off: it needs PP > 1.", "关闭 VP：虚拟流水线需要 PP > 1。"),
+    "vp_uneven": (
+        "VP off: the {layers} layers do not split evenly over PP {pp} stages of several chunks.",
+        "关闭 VP：{layers} 层无法均匀切分到 PP {pp} 个阶段的多个虚拟块上。",
+    ),
     "cp": (
         "CP {value}: sequence length {seq} needs context parallelism (about 8K tokens per CP rank).",
         "CP {value}：序列长度 {seq} 需要上下文并行（每个 CP rank 约 8K token）。",
@@ -536,7 +545,10 @@ def _finish(
 ) -> ResizeResult | None:
     """Turn one candidate layout into overrides + plan, or None if validate() rejects it."""
     recipe_pp = base.pp
-    vp = choose_vp(arch.num_layers, layout.pp, base.vp, recipe_pp)
+    split_extra = sum(
+        bool(base.values.get(f"model.account_for_{part}_in_pipeline_split")) for part in ("embedding", "loss")
+    )
+    vp = choose_vp(arch.num_layers, layout.pp, base.vp, recipe_pp, split_extra)
     sp = layout.tp > 1
     wanted: dict[str, Any] = {
         "tp": layout.tp,
@@ -565,6 +577,8 @@ def _finish(
         "world": cluster.num_gpus,
         "experts": arch.num_moe_experts or 0,
         "old": base.global_batch_size,
+        "layers": arch.num_layers,
+        "pp": layout.pp,
     }
     overrides: list[Override] = []
     if seq != base.seq_length:
@@ -584,7 +598,7 @@ def _finish(
         elif name == "pp" and value == 1:
             reason = "pp1"
         elif name == "vp" and value is None:
-            reason = "vp_none"
+            reason = "vp_none" if layout.pp <= 1 else "vp_uneven"
         elif name == "cp" and value < target_cp(base.seq_length, base.cp, seq):
             reason = "cp_small"
         overrides.append(_override(_KEYS[name], value, reason, **facts))
