@@ -515,8 +515,10 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             )
         answer.follow_up = [question_back]
         # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
-        # can answer in general: quote it, then ask what a tailored answer needs.
-        hits = _retrieve(settings, text, answer_lang, ctx.catalog.version) if is_question(text) else []
+        # can answer in general: quote it, then ask what a tailored answer needs. "What is the fastest
+        # layout for ...?" asks for a plan, which only the missing answer makes possible.
+        general = is_question(text) and not slots.wants_fastest
+        hits = _retrieve(settings, text, answer_lang, ctx.catalog.version) if general else []
         answer.citations = citations_from(hits)
         answer.answer_markdown = "\n\n".join(
             s
