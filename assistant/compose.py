@@ -354,6 +354,7 @@ def _speed_line(rec: Recommendation, lang: str) -> str:
             f"每步 {s.step_time_s:.2f} 秒；按已发布的 Megatron-Bridge 实测数据校准"
             + (f"，在这些数据上的中位误差约 {error:.0%}" if error else "")
             + "；`autorecipe estimate` 可查看明细。"
+            + _track_note(rec, lang)
         )
     return (
         f"**How fast?** about {s.tokens_per_sec_per_gpu:,.0f} tokens/s per GPU, "
@@ -361,6 +362,25 @@ def _speed_line(rec: Recommendation, lang: str) -> str:
         f"{s.step_time_s:.2f} s per step — an estimate calibrated on published Megatron-Bridge runs"
         + (f", with a median error of about {error:.0%} on them" if error else "")
         + "; `autorecipe estimate` has the breakdown."
+        + _track_note(rec, lang)
+    )
+
+
+def _track_note(rec: Recommendation, lang: str) -> str:
+    """When the estimate is known to run high or low for this model and precision (by more than twice its
+    median error, over at least two published runs), say by how much."""
+    track, error = rec.speed_track, rec.speed_error or 0.05
+    if track is None or track.runs < 2 or abs(track.mean_signed_error) <= 2 * error:
+        return ""
+    off = abs(track.mean_signed_error)
+    precision = track.precision.upper()
+    if lang == "zh":
+        side = "偏高" if track.mean_signed_error > 0 else "偏低"
+        return f" 注意：在该模型 {precision} 的 {track.runs} 次已发布实测上，这个估计平均{side}约 {off:.0%}。"
+    side = "high" if track.mean_signed_error > 0 else "low"
+    return (
+        f" Note: on the {track.runs} published runs of this model in {precision}, the estimate was about "
+        f"{off:.0%} {side} on average."
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from assistant.errors import UserError
 from assistant.estimate.hardware import GpuSpec, load_hardware, resolve_gpu
 from assistant.estimate.memory import MemoryOverheads
-from assistant.estimate.throughput import Calibration
+from assistant.estimate.throughput import Calibration, TrackRecord, precision_key
 from assistant.settings import get_settings
 
 
@@ -47,3 +47,14 @@ def memory_overheads() -> MemoryOverheads:
     """Fitted memory overhead constants, or the priors if not fitted yet."""
     data = _fit().get("memory")
     return MemoryOverheads.model_validate(data) if data else MemoryOverheads()
+
+
+@lru_cache(maxsize=1)
+def _track_records() -> dict[tuple[str, str], TrackRecord]:
+    records = (TrackRecord.model_validate(item) for item in _fit().get("track_records", []))
+    return {(t.hf_model_id, t.precision): t for t in records}
+
+
+def track_record(hf_model_id: str, precision: str) -> TrackRecord | None:
+    """How the estimate did on the published runs of this model in this precision, if there are any."""
+    return _track_records().get((hf_model_id, precision_key(precision)))

@@ -18,7 +18,7 @@ from assistant.catalog import forward_step_of
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.shapes import unmodelled_reason
-from assistant.estimate.throughput import ThroughputEstimate, estimate_throughput
+from assistant.estimate.throughput import ThroughputEstimate, TrackRecord, estimate_throughput
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
 from assistant.records import (
@@ -71,6 +71,7 @@ class Recommendation:
     switched_to_peft: bool = False
     speed: ThroughputEstimate | None = None  # the plan's estimated throughput
     speed_error: float | None = None  # the estimator's median error on the published runs it was fitted on
+    speed_track: TrackRecord | None = None  # how it did on the published runs of this model and precision
     nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
     faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
     # Asked for the fastest layout, and the search's best is not clearly faster than the plan: its best.
@@ -320,6 +321,7 @@ def estimate_run(
     features = features_from_fields(record.fields)
     calibration = hardware_data.calibration()
     rec.speed_error = calibration.median_error
+    rec.speed_track = hardware_data.track_record(rec.arch.hf_model_id, common["precision"])
     if rec.plan is not None:
         rec.speed = estimate_throughput(
             rec.arch,

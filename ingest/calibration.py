@@ -424,7 +424,7 @@ def fit_all(out: Path) -> dict[str, Any]:
     """Fit throughput efficiencies (releases <= 26.04.01, recency decay chosen on a validation split inside
     them) and memory overheads (A100/H100 rows only)."""
     from assistant import hardware_data
-    from assistant.estimate.calibrate import fit_memory, fit_throughput, select_recency_decay
+    from assistant.estimate.calibrate import fit_memory, fit_throughput, select_recency_decay, track_records
 
     hw = hardware_data.hardware_table()
     archs = load_archs(out)
@@ -442,6 +442,7 @@ def fit_all(out: Path) -> dict[str, Any]:
         "throughput": calibration.to_json(),
         "recency_decay_validation_mape": {str(k): round(v, 4) for k, v in validation.items()},
         "memory": overheads.to_json(),
+        "track_records": [t.to_json() for t in track_records(rows, archs, hw, calibration)],
         "produced_by": "python -m ingest.calibration",
     }
 

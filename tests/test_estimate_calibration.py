@@ -89,6 +89,21 @@ def test_latest_measurement_per_configuration_wins() -> None:
     assert release_tuple("26.04") < release_tuple("26.04.01") < release_tuple("26.06")
 
 
+def test_track_records_are_the_fitted_estimate_against_the_published_rows() -> None:
+    """fit.json's per-model, per-precision record is what track_records gives on the committed rows with the
+    committed fit (so it cannot go stale), and it covers every modelled model."""
+    from assistant.estimate.calibrate import track_records
+    from ingest.calibration import load_archs
+
+    fit = json.loads((CALIBRATION / "fit.json").read_text())
+    rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
+    archs = load_archs(CALIBRATION)
+    again = track_records(rows, archs, hardware_data.hardware_table(), hardware_data.calibration())
+    assert [t.to_json() for t in again] == fit["track_records"]
+    assert {t.hf_model_id for t in again} == {a.hf_model_id for a in archs.values()}
+    assert sum(t.runs for t in again) > 90
+
+
 def test_fitted_parameters_come_from_the_training_releases() -> None:
     fit = json.loads((CALIBRATION / "fit.json").read_text())
     assert fit["produced_by"] == "python -m ingest.calibration"

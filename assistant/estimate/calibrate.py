@@ -21,7 +21,7 @@ from scipy.optimize import least_squares
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import MemoryOverheads, estimate_memory
-from assistant.estimate.throughput import Calibration, estimate_throughput, precision_key
+from assistant.estimate.throughput import Calibration, TrackRecord, estimate_throughput, precision_key
 from assistant.records import ModelArch, Plan
 
 LAST_TRAINING_RELEASE = (26, 4, 1)
@@ -183,6 +183,32 @@ def latest_per_config(rows: list[dict]) -> list[dict]:
         if key not in latest or release_tuple(row["release"]) > release_tuple(latest[key]["release"]):
             latest[key] = row
     return list(latest.values())
+
+
+def track_records(
+    rows: list[dict], archs: dict[str, ModelArch], hw: dict[str, GpuSpec], cal: Calibration
+) -> list[TrackRecord]:
+    """Per model and precision, the fitted estimate against the newest published run of each
+    configuration, fitted or held out; rows the source table footnotes are left out, as in the benchmark."""
+    errors: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in latest_per_config(usable_rows(rows, archs, hw)):
+        if row.get("footnotes"):
+            continue
+        arch = archs[row["model"]]
+        predicted = predict_tokens(row, arch, hw[row["gpu"]], cal)
+        errors[(arch.hf_model_id, precision_key(row["precision"]))].append(
+            predicted / row["tokens_per_sec_per_gpu"] - 1
+        )
+    return [
+        TrackRecord(
+            hf_model_id=model,
+            precision=precision,
+            runs=len(found),
+            mean_signed_error=round(statistics.fmean(found), 4),
+            mape=round(statistics.fmean(abs(e) for e in found), 4),
+        )
+        for (model, precision), found in sorted(errors.items())
+    ]
 
 
 def _calibration_from_vector(x: np.ndarray, keys: list[str]) -> Calibration:

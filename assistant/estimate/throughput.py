@@ -81,6 +81,17 @@ class Calibration(Record):
         return self.default_gemm_efficiency
 
 
+class TrackRecord(Record):
+    """How the estimate compared with the published runs of one model in one precision (fit.json), so an
+    answer can say when the estimate is known to run high or low for what the user trains."""
+
+    hf_model_id: str
+    precision: str  # a precision_key
+    runs: int
+    mean_signed_error: float  # estimate / measured - 1, averaged
+    mape: float
+
+
 class CommTimes(Record):
     tp: float = 0.0
     cp: float = 0.0

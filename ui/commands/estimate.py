@@ -168,6 +168,9 @@ def run_estimate(args: argparse.Namespace) -> dict[str, Any]:
             result["time_to_train_s"] = seconds
     if args.search:
         result.update(_search(run, cluster, hw, args.top_k))
+    track = hardware_data.track_record(run["arch"].hf_model_id, run["precision"])
+    if track is not None:
+        result["track_record"] = track.to_json()  # how the estimate did on this model's published runs
     return result
 
 
