@@ -6,7 +6,6 @@ import pytest
 
 from assistant import hardware_data
 from assistant.estimate.search import (
-    SPLIT_KEYS,
     fsdp_only_as_last_resort,
     is_valid_layout,
     layer_split,
@@ -17,7 +16,7 @@ from assistant.estimate.search import (
 )
 from assistant.records import Cluster, ModelArch
 from assistant.rules.config import EffectiveConfig
-from assistant.rules.validate import validate
+from assistant.rules.validate import FLEXIBLE_LAYOUT_KEYS, validate
 from tests.archs import LLAMA3_8B, LLAMA3_70B, QWEN3_30B
 
 
@@ -50,7 +49,7 @@ def test_search_returns_valid_fitting_layouts_in_order(
         config = EffectiveConfig(
             recipe="x", version="0.6.0", mode="pretrain", tp=p.tp, pp=p.pp, vp=p.vp, cp=p.cp, ep=p.ep,
             etp=p.etp, sp=p.sp, seq_length=seq, global_batch_size=gbs, micro_batch_size=p.mbs,
-            values={k: v for k, v in r.overrides.items() if k in SPLIT_KEYS},
+            values={k: v for k, v in r.overrides.items() if k in FLEXIBLE_LAYOUT_KEYS},
         )  # fmt: skip
         assert not [f for f in validate(config, arch, cluster) if f.severity == "error"]
         assert any("bubble" in reason for reason in r.reasons)
@@ -88,7 +87,7 @@ def test_uneven_pipeline_split_names_the_flags_it_needs() -> None:
     uneven = [r for r in ranked if arch.num_layers % (r.plan.pp * (r.plan.vp or 1))]
     assert uneven, "expected at least one uneven split among the top layouts"
     for r in uneven:
-        assert any(k in r.overrides for k in SPLIT_KEYS), r.overrides
+        assert any(k in r.overrides for k in FLEXIBLE_LAYOUT_KEYS), r.overrides
         if (arch.num_layers + 2) % (r.plan.pp * (r.plan.vp or 1)) == 0:
             assert r.overrides["model.account_for_embedding_in_pipeline_split"] is True
             assert r.overrides["model.account_for_loss_in_pipeline_split"] is True
@@ -244,4 +243,4 @@ def test_a_mamba_hybrid_is_searched_with_the_splits_its_pattern_allows() -> None
     assert found and found[0].memory.fits
     assert all(x.plan.tp <= 8 and 8 % x.plan.tp == 0 for x in found)
     assert all(52 % (x.plan.pp * (x.plan.vp or 1)) == 0 for x in found)
-    assert not any(key in x.overrides for x in found for key in SPLIT_KEYS)
+    assert not any(key in x.overrides for x in found for key in FLEXIBLE_LAYOUT_KEYS)

@@ -16,7 +16,15 @@ from assistant.estimate.throughput import Calibration, ThroughputEstimate, estim
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.findings import mamba_tp_allowed
-from assistant.rules.validate import validate
+from assistant.rules.validate import (
+    EMBEDDING_SPLIT_FLAG,
+    FIRST_STAGE_LAYERS,
+    FLEXIBLE_LAYOUT_KEYS,
+    LAST_STAGE_LAYERS,
+    LOSS_SPLIT_FLAG,
+    PIPELINE_LAYOUT,
+    validate,
+)
 
 DEFAULT_RULES_VERSION = "0.6.0"
 # Rule findings about data, checkpoints or flags that a layout change cannot cause or cure.
@@ -48,12 +56,6 @@ FSDP_FLAGS = {
     "ddp.data_parallel_sharding_strategy": "optim_grads_params",
     "checkpoint.ckpt_format": "fsdp_dtensor",
 }
-EMBEDDING_SPLIT_FLAG = "model.account_for_embedding_in_pipeline_split"
-LOSS_SPLIT_FLAG = "model.account_for_loss_in_pipeline_split"
-FIRST_STAGE_LAYERS = "model.num_layers_in_first_pipeline_stage"
-LAST_STAGE_LAYERS = "model.num_layers_in_last_pipeline_stage"
-PIPELINE_LAYOUT = "model.pipeline_model_parallel_layout"
-SPLIT_KEYS = (EMBEDDING_SPLIT_FLAG, LOSS_SPLIT_FLAG, FIRST_STAGE_LAYERS, LAST_STAGE_LAYERS, PIPELINE_LAYOUT)
 
 
 def recompute_options(arch: ModelArch) -> list[tuple[str | None, list[str] | None]]:
@@ -222,7 +224,7 @@ def is_valid_layout(
     """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
     if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
         return False
-    splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in SPLIT_KEYS}
+    splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
     config = layout_config(plan, seq_length, mode=mode, precision=precision, version=version, values=splits)
     return not any(f.severity == "error" for f in layout_findings(config, arch, cluster))
 

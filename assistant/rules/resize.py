@@ -25,7 +25,13 @@ from assistant.rules.findings import divisors, effective_etp, finding, next_pow2
 from assistant.rules.fit import FitVerdict, estimate_fit
 from assistant.rules.memory import bytes_per_gpu, fits, heuristic_applies, param_split
 from assistant.rules.topology import nvlink_domain, usable_bytes
-from assistant.rules.validate import LONG_CONTEXT, has_errors, has_flexible_layout, validate
+from assistant.rules.validate import (
+    LONG_CONTEXT,
+    SPLIT_LAYER_FLAGS,
+    has_errors,
+    has_flexible_layout,
+    validate,
+)
 from assistant.rules.versions import traits
 
 DEFAULT_SEQ = 4096
@@ -545,9 +551,7 @@ def _finish(
 ) -> ResizeResult | None:
     """Turn one candidate layout into overrides + plan, or None if validate() rejects it."""
     recipe_pp = base.pp
-    split_extra = sum(
-        bool(base.values.get(f"model.account_for_{part}_in_pipeline_split")) for part in ("embedding", "loss")
-    )
+    split_extra = sum(bool(base.values.get(flag)) for flag in SPLIT_LAYER_FLAGS)
     vp = choose_vp(arch.num_layers, layout.pp, base.vp, recipe_pp, split_extra)
     sp = layout.tp > 1
     wanted: dict[str, Any] = {

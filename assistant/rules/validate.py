@@ -51,13 +51,14 @@ def validate(
     return sorted(found, key=lambda item: order[item.severity])
 
 
-FLEXIBLE_LAYOUT_KEYS = (
-    "model.pipeline_model_parallel_layout",
-    "model.num_layers_in_first_pipeline_stage",
-    "model.num_layers_in_last_pipeline_stage",
-    "model.account_for_embedding_in_pipeline_split",
-    "model.account_for_loss_in_pipeline_split",
-)
+PIPELINE_LAYOUT = "model.pipeline_model_parallel_layout"
+FIRST_STAGE_LAYERS = "model.num_layers_in_first_pipeline_stage"
+LAST_STAGE_LAYERS = "model.num_layers_in_last_pipeline_stage"
+EMBEDDING_SPLIT_FLAG = "model.account_for_embedding_in_pipeline_split"
+LOSS_SPLIT_FLAG = "model.account_for_loss_in_pipeline_split"
+# Flags that make Megatron count the embedding / the loss as one more layer when it splits the layers.
+SPLIT_LAYER_FLAGS = (EMBEDDING_SPLIT_FLAG, LOSS_SPLIT_FLAG)
+FLEXIBLE_LAYOUT_KEYS = (PIPELINE_LAYOUT, FIRST_STAGE_LAYERS, LAST_STAGE_LAYERS, *SPLIT_LAYER_FLAGS)
 
 
 def has_flexible_layout(values: dict) -> bool:
