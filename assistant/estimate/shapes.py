@@ -64,7 +64,7 @@ class Dims:
     @property
     def mamba_in_width(self) -> int:
         """Output width of a Mamba mixer's in_proj: z, x, B, C and dt."""
-        return 2 * self.d_inner + 2 * self.ssm_groups * self.ssm_state + self.ssm_heads
+        return mamba_in_proj_width(self.d_inner, self.ssm_heads, self.ssm_state, self.ssm_groups)
 
     @property
     def mamba_conv_width(self) -> int:
@@ -262,6 +262,12 @@ def attention_params(d: Dims) -> float:
 MAMBA_CONV_KERNEL = 4  # Megatron MambaMixer d_conv
 
 
+def mamba_in_proj_width(inner: int, heads: int, state: int, groups: int) -> int:
+    """Output width of a Mamba-2 mixer's in_proj: z and x (`inner` each), B and C (groups × state each), dt
+    (one per head)."""
+    return 2 * inner + 2 * groups * state + heads
+
+
 def mamba_mixer_params(
     hidden: int, heads: int, head_dim: int, state: int, groups: int, conv_kernel: int = MAMBA_CONV_KERNEL
 ) -> int:
@@ -270,7 +276,7 @@ def mamba_mixer_params(
     inner = heads * head_dim
     bc = 2 * groups * state
     return (
-        hidden * (2 * inner + bc + heads)
+        hidden * mamba_in_proj_width(inner, heads, state, groups)
         + (inner + bc) * (conv_kernel + 1)
         + 3 * heads
         + inner
@@ -363,6 +369,6 @@ def mamba_flops(d: Dims, inner: int, mixers: int) -> tuple[float, float]:
     (Bridge `mamba_layer_flops`, times 3 for forward and backward)."""
     if not mixers:
         return 0.0, 0.0
-    in_width = 2 * inner + 2 * d.ssm_groups * d.ssm_state + d.ssm_heads
+    in_width = mamba_in_proj_width(inner, d.ssm_heads, d.ssm_state, d.ssm_groups)
     projections = 6 * mixers * d.hidden * (in_width + inner)
     return projections, 21 * mixers * inner * d.ssm_state
