@@ -137,9 +137,9 @@ def old_perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
     # named workload_base_configs.py (utils.get_workload_base_config imports it by that name). Then
     # constants only defined in a <family>_workload_base_configs.py module (reachable=False).
     for wanted, reachable in (
-        ("__init__.py", True),
+        ("/__init__.py", True),
         ("/workload_base_configs.py", True),
-        ("workload_base_configs.py", False),
+        ("_workload_base_configs.py", False),
     ):
         for path in paths:
             parts = path[len(PERF_SCRIPTS_ROOT) :].split("/")
