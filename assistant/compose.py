@@ -367,10 +367,9 @@ def _speed_line(rec: Recommendation, lang: str) -> str:
 
 
 def _track_note(rec: Recommendation, lang: str) -> str:
-    """When the estimate is known to run high or low for this model and precision (by more than twice its
-    median error, over at least two published runs), say by how much."""
-    track, error = rec.speed_track, rec.speed_error or 0.05
-    if track is None or track.runs < 2 or abs(track.mean_signed_error) <= 2 * error:
+    """When the estimate is known to run high or low for this model and precision, say by how much."""
+    track = rec.speed_track
+    if track is None:
         return ""
     off = abs(track.mean_signed_error)
     precision = track.precision.upper()

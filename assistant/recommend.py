@@ -71,7 +71,8 @@ class Recommendation:
     switched_to_peft: bool = False
     speed: ThroughputEstimate | None = None  # the plan's estimated throughput
     speed_error: float | None = None  # the estimator's median error on the published runs it was fitted on
-    speed_track: TrackRecord | None = None  # how it did on the published runs of this model and precision
+    # How it did on the published runs of this model and precision, when it is known to run high or low there.
+    speed_track: TrackRecord | None = None
     nearest: NearestFit | None = None  # when nothing fits: how far off, and the fewest GPUs that fit
     faster: RankedLayout | None = None  # the searched layout when the user's GPUs differ from the recipe's
     # Asked for the fastest layout, and the search's best is not clearly faster than the plan: its best.
@@ -321,7 +322,8 @@ def estimate_run(
     features = features_from_fields(record.fields)
     calibration = hardware_data.calibration()
     rec.speed_error = calibration.median_error
-    rec.speed_track = hardware_data.track_record(rec.arch.hf_model_id, common["precision"])
+    track = hardware_data.track_record(rec.arch.hf_model_id, common["precision"])
+    rec.speed_track = track if track and track.known_bias(calibration.median_error) else None
     if rec.plan is not None:
         rec.speed = estimate_throughput(
             rec.arch,

@@ -91,6 +91,10 @@ class TrackRecord(Record):
     mean_signed_error: float  # estimate / measured - 1, averaged
     mape: float
 
+    def known_bias(self, median_error: float) -> bool:
+        """Off by more than twice the estimator's median error on average, over at least two runs."""
+        return self.runs >= 2 and abs(self.mean_signed_error) > 2 * median_error
+
 
 class CommTimes(Record):
     tp: float = 0.0
