@@ -347,6 +347,9 @@ class Answer(Record):
     answer_markdown: str
     follow_up: list[str] = Field(default_factory=list)
     llm_used: bool = False
+    # "llm" when the shown text is the guard-checked LLM rephrasing; else why the computed text is shown.
+    phrasing: Literal["deterministic", "llm"] = "deterministic"
+    phrasing_reason: str | None = None
     cases: list[Answer] = Field(default_factory=list)  # one answer per setup when a question lists several
 
 

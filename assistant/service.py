@@ -424,6 +424,8 @@ def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> An
         answer_markdown="\n\n".join(p for p in parts if p),
         follow_up=[f for a in answers for f in a.follow_up],
         llm_used=any(a.llm_used for a in answers),
+        phrasing="llm" if any(a.llm_used for a in answers) else "deterministic",
+        phrasing_reason=next((a.phrasing_reason for a in answers if a.phrasing_reason), None),
         cases=answers,
     )
 
@@ -610,6 +612,8 @@ def _answer_from(
         from assistant.phrase import phrase
 
         phrased = phrase(answer, settings)
-        if phrased is not None:
-            answer.answer_markdown, answer.llm_used = phrased, True
+        if phrased.text is not None:
+            answer.answer_markdown, answer.llm_used, answer.phrasing = phrased.text, True, "llm"
+        else:
+            answer.phrasing_reason = phrased.reason
     return answer

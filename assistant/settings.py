@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_cache_dir
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,7 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
+    llm_timeout_s: float = Field(default=8.0, gt=0, le=120)  # past it, the deterministic text is shown
     default_version: str = "0.6.0"
 
     def resolved_embedding_model_path(self) -> str:
