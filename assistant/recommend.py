@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assistant import hardware_data
+from assistant.bounds import check_gpus
 from assistant.catalog import forward_step_of
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
@@ -389,6 +390,7 @@ def cluster_for(slots: Slots, record: RecipeRecord | None) -> Cluster | None:
             count = per_node
     if count is None or count < 1:
         return None
+    check_gpus(count, per_node)
     return Cluster(num_gpus=count, gpu_type=gpu_type, gpus_per_node=per_node)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
+from assistant.bounds import check_question, check_setups
 from assistant.compose import (
     checklist,
     checklist_lines,
@@ -367,7 +368,9 @@ def ask(
     base_version = resolve_version(version or (conversation.slots.version if conversation else None))
     turn = _Turn(settings or get_settings(), lang, use_llm, pinned=version is not None)
     try:
+        check_question(question if isinstance(question, str) else "")
         cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
+        check_setups(len(cases))
         if cases:
             answer = _ask_cases(question, cases, base_version, turn)
             if conversation is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from math import isqrt
 from typing import Any, Literal
 
 from assistant.records import Finding, ModelArch
@@ -72,7 +73,9 @@ def effective_etp(etp: int | None, tp: int, ep: int, version: str) -> int:
 
 
 def divisors(value: int) -> list[int]:
-    return [d for d in range(1, value + 1) if value % d == 0]
+    """The divisors of `value` in ascending order, in O(sqrt(value)) steps."""
+    small = [d for d in range(1, isqrt(value) + 1) if value % d == 0]
+    return small + [value // d for d in reversed(small) if d * d != value]
 
 
 def next_pow2(value: float) -> int:

@@ -459,9 +459,9 @@ def _dense_mesh_fix(ctx: _Context) -> str | None:
     ):
         current = getattr(config, name)
         rest = ctx.model_size // current
-        for value in range(current - 1, 0, -1):
-            if world % (rest * value):
-                continue
+        # Valid values divide world / rest: walk those divisors, never every integer below the size.
+        fitting = divisors(world // rest) if world % rest == 0 else []
+        for value in sorted((d for d in fitting if d < current), reverse=True):
             if name == "tp" and arch is not None and not tp_allowed(arch, value, ctx.version):
                 continue
             if name == "pp" and arch is not None and arch.num_layers % value:

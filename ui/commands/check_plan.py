@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from assistant import catalog
+from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.models import load_model_arch, recipe_arch
 from assistant.records import Cluster, Finding, ModelArch, RecipeRecord
@@ -53,10 +54,7 @@ CONFIG_FIELDS = (
 
 
 def _inputs(recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int):
-    if gpus <= 0:
-        raise UserError(f"--gpus must be a positive number of GPUs, got {gpus}")
-    if gpus_per_node <= 0:
-        raise UserError(f"--gpus-per-node must be positive, got {gpus_per_node}")
+    check_gpus(gpus, gpus_per_node)
     gpu_spec(gpu_type)
     version = normalize_version(version or catalog.DEFAULT_VERSION)
     record: RecipeRecord = catalog.resolve_recipe(recipe, version=version)

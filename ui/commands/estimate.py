@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
@@ -284,10 +285,10 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
     gpus = args.gpus or spec.get("gpus") or spec.get("num_gpus")
     if not gpus:
         raise UserError("say how many GPUs: --gpus N")
+    per_node = args.gpus_per_node or spec.get("gpus_per_node") or 8
+    check_gpus(int(gpus), int(per_node))
     return Cluster(
-        num_gpus=int(gpus),
-        gpu_type=args.gpu_type or spec.get("gpu_type") or "h100",
-        gpus_per_node=args.gpus_per_node or spec.get("gpus_per_node") or 8,
+        num_gpus=int(gpus), gpu_type=args.gpu_type or spec.get("gpu_type") or "h100", gpus_per_node=per_node
     )
 
 
