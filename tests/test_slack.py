@@ -354,7 +354,7 @@ def test_a_thread_follow_up_uses_the_remembered_model_and_other_threads_do_not(
     assert RECIPE not in message_text(stranger) and code_blocks(stranger) == []
 
 
-def test_a_failing_answer_posts_one_apology_and_the_app_keeps_working(fake_slack, make_app):
+def test_a_failing_answer_posts_one_apology_and_the_app_keeps_working(fake_slack, make_app, caplog):
     calls = []
 
     def flaky(question: str, **kwargs) -> Answer:
@@ -371,7 +371,10 @@ def test_a_failing_answer_posts_one_apology_and_the_app_keeps_working(fake_slack
     drain()
     first, second = fake_slack.posts()
     assert first["thread_ts"] == "1700000012.000100"
-    assert "Sorry" in first["text"] and "catalog exploded" in first["text"]
+    # The user sees an id to quote, never the exception's text; the log has the detail under that id.
+    assert "Sorry" in first["text"] and "catalog exploded" not in first["text"]
+    error_id = re.search(r"error id ([0-9a-f]{8})", first["text"]).group(1)
+    assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records)
     assert second["thread_ts"] == "1700000013.000100" and "*Got* second" in second["text"]
 
 

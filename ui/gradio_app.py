@@ -176,5 +176,20 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
     return demo
 
 
+CONCURRENT_ANSWERS = 4
+QUEUE_SIZE = 64
+MAX_UPLOAD = "1kb"
+
+
 def launch(host: str = "127.0.0.1", port: int = 7860, settings: Settings | None = None) -> None:
-    build_demo(settings).queue().launch(server_name=host, server_port=port, share=False, show_error=True)
+    # Several answers at once, so one slow answer holds nobody else; a bounded queue; no internals shown,
+    # no monitoring page, no MCP endpoint, and uploads capped (the page takes none).
+    build_demo(settings).queue(default_concurrency_limit=CONCURRENT_ANSWERS, max_size=QUEUE_SIZE).launch(
+        server_name=host,
+        server_port=port,
+        share=False,
+        show_error=False,
+        enable_monitoring=False,
+        mcp_server=False,
+        max_file_size=MAX_UPLOAD,
+    )

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Executor
@@ -39,6 +40,7 @@ MAX_BLOCKS = 50  # Slack rejects a message with more blocks
 THREADS = 1000  # conversations remembered (least recently used forgotten first)
 SEEN_EVENTS = 10_000  # event keys remembered to recognise redeliveries
 DEFAULT_PORT = 3000
+DEFAULT_HOST = "127.0.0.1"
 
 BENCHMARK_NOTE = (
     "⚠️ Benchmark recipe: mock data and a fixed number of steps, to measure throughput. "
@@ -46,6 +48,11 @@ BENCHMARK_NOTE = (
     "⚠️ 基准测试配方：使用模拟数据、固定步数测量吞吐，不是生产训练配方。",
 )
 APOLOGY = ("Sorry, I could not answer that: {error}", "抱歉，无法回答这个问题：{error}")
+# What a user sees when the failure is ours: an id to quote, never the exception's text (it is logged).
+INTERNAL_APOLOGY = (
+    "Sorry, something went wrong on my side (error id {error_id}); please try again or report the id.",
+    "抱歉，我这边出了问题（错误编号 {error_id}）；请重试，或把这个编号报告给维护者。",
+)
 SEVERITY_ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 PLAN_KEYS = ("tp", "pp", "vp", "cp", "ep", "etp", "sp", "dp", "mbs", "ga", "gbs")
 FIT_WORDS = {"fits": ("yes", "可以"), "does-not-fit": ("no", "不够"), "unknown": ("unknown", "无法判断")}
@@ -312,9 +319,12 @@ def answer_blocks(answer: Answer) -> tuple[str, list[Block]]:
     return escape(text), blocks[:MAX_BLOCKS]
 
 
-def apology(error: Exception, question: str) -> str:
-    message = (str(error) or type(error).__name__)[:500]
-    return escape(_say(APOLOGY, detect_language(question), error=message))
+def apology(error: Exception, question: str, error_id: str = "") -> str:
+    """A UserError says what to change; any other failure only gets its id (the detail is in the log)."""
+    lang = detect_language(question)
+    if isinstance(error, UserError):
+        return escape(_say(APOLOGY, lang, error=error.in_language(lang)[:500]))
+    return escape(_say(INTERNAL_APOLOGY, lang, error_id=error_id or "-"))
 
 
 # ---------------------------------------------------------------- the Bolt app
@@ -374,9 +384,10 @@ class SlackAssistant:
                 answer = self.answer_fn(question, conversation=conversation)
             text, blocks = answer_blocks(answer)
         except Exception as error:  # noqa: BLE001 - one failed answer must not take the bot down
+            error_id = uuid.uuid4().hex[:8]
             if not isinstance(error, UserError):
-                log.exception("answering %r failed", question[:200])
-            text = apology(error, question)
+                log.exception("answering %r failed (error id %s)", question[:200], error_id)
+            text = apology(error, question, error_id)
             blocks = [_section(text)]
         try:
             client.chat_postMessage(
@@ -427,6 +438,11 @@ def _env(name: str, prefix: str, what: str) -> str:
     return value
 
 
+def _host() -> str:
+    """Where HTTP mode listens: loopback unless the operator opens it up (behind a reverse proxy)."""
+    return os.environ.get("AUTORECIPE_SLACK_HOST", "").strip() or DEFAULT_HOST
+
+
 def _port() -> int:
     raw = os.environ.get("AUTORECIPE_SLACK_PORT", str(DEFAULT_PORT)).strip()
     if not raw.isdigit() or not 0 < int(raw) < 65536:
@@ -467,4 +483,6 @@ def run(settings: Settings | None = None) -> None:
 
         SocketModeHandler(app, app_token).start()
     else:
-        app.start(port=port)
+        from ui.slack_http import serve
+
+        serve(app, _host(), port)
