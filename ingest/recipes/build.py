@@ -9,6 +9,7 @@ from pathlib import Path
 
 from assistant.records import Catalog, CatalogSource
 from ingest.recipes.extract import extract
+from ingest.recipes.interpreter import McoreFacts
 from ingest.recipes.launcher import read_launcher
 from ingest.recipes.sources import SourceTree
 
@@ -19,9 +20,10 @@ def build_catalog(
     source: CatalogSource,
     launcher_tree: SourceTree | None = None,
     notes: list[str] | None = None,
+    mcore: McoreFacts | None = None,
 ) -> Catalog:
     """Every exported recipe of `tree`; the launcher is read from `launcher_tree` (default: `tree`)."""
-    extraction = extract(tree, version)
+    extraction = extract(tree, version, mcore=mcore)
     launcher, launcher_warnings = read_launcher(launcher_tree or tree)
     warnings = [*(notes or []), *extraction.warnings, *launcher_warnings]
     if launcher.script is None:

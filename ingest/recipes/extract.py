@@ -27,8 +27,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from assistant.records import CudaGraph, Parallelism, RecipeRecord, SourceRef
-from ingest.recipes.interpreter import BudgetExceeded, Interpreter, RaiseSignal, paused_gc
+from assistant.records import CudaGraph, EnvValue, Parallelism, RecipeRecord, SourceRef
+from ingest.recipes.environments import DEFAULT_GPU, environments
+from ingest.recipes.interpreter import BudgetExceeded, Interpreter, McoreFacts, RaiseSignal, paused_gc
 from ingest.recipes.names import (
     FIRST_PERF_NAME,
     MIXED_PRECISION_TO_TOKEN,
@@ -37,7 +38,7 @@ from ingest.recipes.names import (
     mode_of,
 )
 from ingest.recipes.sources import SourceTree
-from ingest.recipes.values import Builtin, ClassRef, Ext, Func, Module, Obj, Partial, Unknown
+from ingest.recipes.values import Builtin, ClassRef, EnvDependent, Ext, Func, Module, Obj, Partial, Unknown
 
 RECIPES = "megatron.bridge.recipes"
 PERF_RECIPES = "megatron.bridge.perf_recipes"
@@ -204,8 +205,22 @@ def to_json(value: Any, depth: int = 0) -> Any:
     raise ValueError(f"value of type {type(value).__name__} cannot be recorded")
 
 
-def flatten(value: Any, prefix: str, fields: dict[str, Any], unknown: dict[str, str], seen: set[int]) -> None:
-    """Dotted path -> JSON value for every statically known write below `value`."""
+def flatten(
+    value: Any,
+    prefix: str,
+    fields: dict[str, Any],
+    unknown: dict[str, str],
+    seen: set[int],
+    dependent: dict[str, EnvDependent] | None = None,
+) -> None:
+    """Dotted path -> JSON value for every statically known write below `value`; environment-dependent
+    values go to `dependent` (build_record picks the record's GPU)."""
+    if isinstance(value, EnvDependent):
+        if dependent is not None:
+            dependent[prefix] = value
+        else:
+            unknown[prefix] = f"depends on the environment ({value.rule})"
+        return
     if isinstance(value, Obj):
         if id(value) in seen or prefix.count(".") >= MAX_FLATTEN_DEPTH:
             return
@@ -215,7 +230,7 @@ def flatten(value: Any, prefix: str, fields: dict[str, Any], unknown: dict[str, 
         for key, item in value.attrs.items():
             if key.startswith("_"):
                 continue
-            flatten(item, f"{prefix}.{key}" if prefix else key, fields, unknown, seen)
+            flatten(item, f"{prefix}.{key}" if prefix else key, fields, unknown, seen, dependent)
         seen.discard(id(value))
         return
     try:
@@ -235,6 +250,7 @@ class Evaluated:
     fields: dict[str, Any]
     unknown: dict[str, str]
     failure: str | None = None
+    dependent: dict[str, EnvDependent] = field(default_factory=dict)
 
 
 def evaluate(interp: Interpreter, value: Any) -> Evaluated:
@@ -254,16 +270,17 @@ def evaluate(interp: Interpreter, value: Any) -> Evaluated:
             failure = "not evaluated: recursion too deep"
     fields: dict[str, Any] = {}
     unknown: dict[str, str] = dict(interp.notes)
+    dependent: dict[str, EnvDependent] = {}
     if failure is None:
         if isinstance(result, Obj):
-            flatten(result, "", fields, unknown, set())
+            flatten(result, "", fields, unknown, set(), dependent)
         elif isinstance(result, Unknown):
             failure = f"result not known statically: {result.reason}"
         else:
             failure = "the recipe does not return a config object"
     if failure is not None:
         unknown["*"] = failure
-    return Evaluated(result, fields, unknown, failure)
+    return Evaluated(result, fields, unknown, failure, dependent)
 
 
 def _get(ev: Evaluated, *paths: str) -> tuple[Any, str | None]:
@@ -300,6 +317,10 @@ def build_record(
 ) -> RecipeRecord:
     old_perf = isinstance(export.value, Obj)
     model = "" if old_perf else "model."
+    decoded = decode_name(export.name)
+    if decoded.gpu_type is None and decode_name(canonical).gpu_type is not None:
+        decoded = decode_name(canonical)
+    ev, gpu_dependent = _for_gpu(ev, decoded.gpu_type or DEFAULT_GPU)
     unknown = dict(ev.unknown)
 
     def pick(record_key: str, *paths: str) -> Any:
@@ -322,10 +343,7 @@ def build_record(
     par.sp = sp if isinstance(sp, bool) else None
 
     # A name's own hardware encoding wins (a b200 name may be bound to the gb200 function, survey H6);
-    # legacy names encode nothing, so they take their canonical function's encoding.
-    decoded = decode_name(export.name)
-    if decoded.gpu_type is None and decode_name(canonical).gpu_type is not None:
-        decoded = decode_name(canonical)
+    # legacy names encode nothing, so they take their canonical function's encoding (decoded above).
     encoded_gpus = decoded.gpus
     if old_perf:
         encoded_gpus = _int(ev.fields.get("num_gpus"))
@@ -347,6 +365,8 @@ def build_record(
 
     impl = pick("cuda_graph", f"{model}cuda_graph_impl")
     scope = pick("cuda_graph", f"{model}cuda_graph_scope")
+    if scope is None and isinstance(ev.fields.get(f"{model}cuda_graph_modules"), list):
+        scope = ev.fields[f"{model}cuda_graph_modules"]  # Megatron Core's newer name for the scope
     cuda_graph = None
     if impl is not None or scope is not None:
         scope_list = [scope] if isinstance(scope, str) else scope if isinstance(scope, list) else None
@@ -411,7 +431,38 @@ def build_record(
         source=SourceRef(path=prefix + source.path if source.path else "", line=source.line),
         fields=ev.fields,
         unknown=unknown,
+        gpu_dependent=gpu_dependent,
     )
+
+
+def _for_gpu(ev: Evaluated, gpu: str) -> tuple[Evaluated, dict[str, EnvValue]]:
+    """`ev` with each environment-dependent field set to its value on `gpu`, and those values per GPU."""
+    if not ev.dependent:
+        return ev, {}
+    gpus = {e.name for e in environments() if e.cuda}
+    fields, unknown = dict(ev.fields), dict(ev.unknown)
+    recorded: dict[str, EnvValue] = {}
+    for path, value in ev.dependent.items():
+        by_env: dict[str, Any] = {}
+        for env, item in value.by_env.items():
+            try:
+                by_env[env] = to_json(item)
+            except ValueError as reason:
+                by_env[env] = f"<not known statically: {reason}>"
+        if gpu in by_env and not str(by_env[gpu]).startswith("<not known"):
+            fields[path] = by_env[gpu]
+        else:
+            unknown[path] = f"depends on the GPU ({value.rule}); not known for {gpu}"
+        relpath, _, line = value.source.rpartition(":")
+        recorded[path] = EnvValue(
+            by_gpu={k: v for k, v in by_env.items() if k in gpus},
+            environments={k: v for k, v in by_env.items() if k not in gpus},
+            raises=dict(value.raises),
+            assumed=gpu,
+            rule=value.rule,
+            source=SourceRef(path=relpath, line=int(line or 0)),
+        )
+    return Evaluated(ev.result, fields, unknown, ev.failure, ev.dependent), recorded
 
 
 FP8_RECIPE_TO_TOKEN = {"tensorwise": "fp8cs", "delayed": "fp8ds", "mxfp8": "fp8mx", "blockwise": "fp8sc"}
@@ -495,11 +546,16 @@ def _canonical_name(export: Export) -> str:
 
 
 def extract(
-    tree: SourceTree, version: str, semantics: VersionSemantics | None = None, path_prefix: str = ""
+    tree: SourceTree,
+    version: str,
+    semantics: VersionSemantics | None = None,
+    path_prefix: str = "",
+    mcore: McoreFacts | None = None,
 ) -> Extraction:
-    """Records for every exported library and benchmark recipe of `tree`."""
+    """Records for every exported library and benchmark recipe of `tree`; `mcore` (the pinned Megatron
+    Core) decides the branches of upstream's cuda_graph helpers."""
     semantics = semantics or VersionSemantics(etp_one_with_ep=version_at_least(version, (0, 6, 0)))
-    interp = Interpreter(tree, extra_roots=(PERF_SCRIPTS_ROOT,))
+    interp = Interpreter(tree, extra_roots=(PERF_SCRIPTS_ROOT,), mcore=mcore)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
