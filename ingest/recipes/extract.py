@@ -42,6 +42,7 @@ from ingest.recipes.values import Builtin, ClassRef, EnvDependent, Ext, Func, Mo
 
 RECIPES = "megatron.bridge.recipes"
 PERF_RECIPES = "megatron.bridge.perf_recipes"
+DIFFUSION_RECIPES = "megatron.bridge.diffusion.recipes"
 PERF_SCRIPTS_ROOT = "scripts/performance/"
 MAX_FLATTEN_DEPTH = 6
 RECURSION_LIMIT = 6000
@@ -56,6 +57,7 @@ class Export:
     kind: str
     family: str
     reachable: bool
+    reason: str | None = None  # why the launcher cannot reach it (reachable=False)
 
 
 @dataclass
@@ -108,8 +110,67 @@ def library_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
                 continue
             value = interp.resolve(module.namespace.get(name))
             if isinstance(value, Func | Partial):
-                exports[name] = Export(name, value, "library", _family_of(module.name), False)
+                reason = f"listed in {module.name}.__all__ but not exported by {RECIPES}, {LIBRARY_LOOKUP}"
+                exports[name] = Export(name, value, "library", _family_of(module.name), False, reason)
     return list(exports.values())
+
+
+LIBRARY_LOOKUP = "where run_recipe.py looks up --recipe"
+
+
+def _defines_here(bound: str, value: Any, module: Module) -> bool:
+    """A `def ..._config` of this module, or a public alias its __all__ lists (gpt3_175b_pretrain_config)."""
+    if not (bound.endswith("_config") and bound == bound.lower()):
+        return False
+    func = value
+    while isinstance(func, Partial):
+        func = func.func
+    if not isinstance(func, Func) or func.name == "<lambda>":
+        return False
+    if func.name == bound:
+        return func.module is module
+    return not bound.startswith("_") and bound in (module.all_names or [])
+
+
+CONFIG_CLASSES = {"ConfigContainer"}
+
+
+def defined_exports(
+    tree: SourceTree, interp: Interpreter, known: list[Export], cache: dict[int, Evaluated]
+) -> list[Export]:
+    """Every other name bound to a function that returns a ConfigContainer in any module of the recipe
+    packages (a `def ..._config`, a private helper, an import alias such as gpt3_175b_pretrain_config):
+    recorded with reachable=False and the reason, since nothing exports it where the launcher looks."""
+    taken = {(e.kind, e.name) for e in known}
+    found: list[Export] = []
+    for package in (RECIPES, PERF_RECIPES, DIFFUSION_RECIPES):
+        base = tree.package_prefix + package.replace(".", "/") + "/"
+        for path in tree.paths_under(base):
+            if not path.endswith(".py"):
+                continue
+            name = path[len(tree.package_prefix) : -3].replace("/", ".").removesuffix(".__init__")
+            module = interp.load_module(name)
+            if module is None:
+                continue
+            for bound, value in list(module.namespace.items()):
+                value = interp.resolve(value)
+                if not _defines_here(bound, value, module):
+                    continue
+                kind = "benchmark" if _func_module(value).startswith(PERF_RECIPES) else "library"
+                if (kind, bound) in taken:
+                    continue
+                if id(value) not in cache:
+                    cache[id(value)] = evaluate(interp, value)
+                result = cache[id(value)].result
+                if not (isinstance(result, Obj) and result.cls in CONFIG_CLASSES):
+                    continue
+                where = f"{'a private helper' if bound.startswith('_') else 'defined'} in {name}"
+                top = RECIPES if kind == "library" else f"{PERF_RECIPES}.<family>"
+                lookup = LIBRARY_LOOKUP if kind == "library" else "where the benchmark launcher looks it up"
+                taken.add((kind, bound))
+                reason = f"{where}, not exported by {top}, {lookup}"
+                found.append(Export(bound, value, kind, _family_of(name), False, reason))
+    return found
 
 
 def _func_module(value: Any) -> str:
@@ -158,8 +219,13 @@ def old_perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
                     and isinstance(value, Obj)
                     and value.cls == "WorkloadBaseConfig"
                 ):
+                    reason = (
+                        None
+                        if reachable
+                        else (f"defined in {path} but not imported by the family package the launcher reads")
+                    )
                     exports.setdefault(
-                        name.lower(), Export(name.lower(), value, "benchmark", parts[1], reachable)
+                        name.lower(), Export(name.lower(), value, "benchmark", parts[1], reachable, reason)
                     )
     return list(exports.values())
 
@@ -428,6 +494,7 @@ def build_record(
         packed_sequence=packed,
         module=module_name,
         reachable=export.reachable,
+        unreachable_reason=export.reason,
         source=SourceRef(path=prefix + source.path if source.path else "", line=source.line),
         fields=ev.fields,
         unknown=unknown,
@@ -564,6 +631,7 @@ def extract(
                 library_exports(tree, interp) + perf_exports(tree, interp) + old_perf_exports(tree, interp)
             )
             cache: dict[int, Evaluated] = {}
+            exports += defined_exports(tree, interp, exports, cache)
             records = []
             for export in exports:
                 key = id(export.value)
