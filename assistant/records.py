@@ -67,8 +67,10 @@ class RecipeVariant(Record):
 
     mode: Mode
     call: dict[str, Any]  # keyword arguments the recipe is called with
-    launcher_args: list[str] = Field(default_factory=list)  # run_recipe.py flags that make that call
-    launcher_default: bool = False  # the call run_recipe.py makes when no flag is given
+    # run_recipe.py flags that make that call, and whether it is the call made with none of them; set only
+    # where the launcher passes peft= itself (--peft_scheme, <= 0.5.1).
+    launcher_args: list[str] = Field(default_factory=list)
+    launcher_default: bool = False
     parallelism: Parallelism = Field(default_factory=Parallelism)
     min_gpus: int | None = None
     global_batch_size: int | None = None

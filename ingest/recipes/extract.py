@@ -21,13 +21,14 @@ dataclass's own field names ("num_gpus", "tensor_model_parallel_size", ...), not
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from assistant.records import CudaGraph, EnvValue, Parallelism, RecipeRecord, SourceRef
+from assistant.records import CudaGraph, EnvValue, Parallelism, RecipeRecord, RecipeVariant, SourceRef
 from ingest.recipes.environments import DEFAULT_GPU, environments
 from ingest.recipes.interpreter import BudgetExceeded, Interpreter, McoreFacts, RaiseSignal, paused_gc
 from ingest.recipes.names import (
@@ -319,7 +320,8 @@ class Evaluated:
     dependent: dict[str, EnvDependent] = field(default_factory=dict)
 
 
-def evaluate(interp: Interpreter, value: Any) -> Evaluated:
+def evaluate(interp: Interpreter, value: Any, call: dict[str, Any] | None = None) -> Evaluated:
+    """One call of a recipe (with keyword arguments `call`, default none), flattened."""
     interp.notes = {}
     failure = None
     result: Any = None
@@ -327,7 +329,9 @@ def evaluate(interp: Interpreter, value: Any) -> Evaluated:
         result = value
     else:
         try:
-            result = interp.run_task(interp.limits.call_steps, lambda: interp.call(value, [], {}))
+            result = interp.run_task(
+                interp.limits.call_steps, lambda: interp.call(value, [], dict(call or {}))
+            )
         except BudgetExceeded as error:
             failure = f"not evaluated: {error}"
         except RaiseSignal as error:
@@ -601,6 +605,57 @@ def _hf_model_id(ev: Evaluated) -> str | None:
 # ---------------------------------------------------------------------------- driver
 
 
+# The calls a finetune recipe that takes `peft` is recorded under: full SFT and LoRA. Up to 0.5.1 the
+# launcher passes its --peft_scheme (default None) as peft= to such a recipe (catalog_build links them).
+PEFT_CALLS = ({"peft": None}, {"peft": "lora"})
+
+
+def _accepts_peft(value: Any) -> bool:
+    func = value
+    while isinstance(func, Partial):
+        func = func.func
+    if not isinstance(func, Func) or isinstance(func.node, ast.Lambda):
+        return False
+    spec = func.node.args
+    names = {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
+    return "peft" in names or spec.kwarg is not None
+
+
+def _peft_variants(
+    interp: Interpreter,
+    export: Export,
+    canonical: str,
+    record: RecipeRecord,
+    version: str,
+    semantics: VersionSemantics,
+) -> list[RecipeVariant]:
+    """The recipe called with peft=None and peft="lora", when it is a finetune recipe that takes `peft`."""
+    if export.kind != "library" or record.mode not in {"sft", "peft"} or not _accepts_peft(export.value):
+        return []
+    variants = []
+    for call in PEFT_CALLS:
+        ev = evaluate(interp, export.value, call)
+        if ev.failure:
+            continue
+        other = build_record(export, canonical, ev, version, semantics, "")
+        variants.append(
+            RecipeVariant(
+                mode="peft" if call["peft"] else "sft",
+                call=dict(call),
+                parallelism=other.parallelism,
+                min_gpus=other.min_gpus,
+                global_batch_size=other.global_batch_size,
+                micro_batch_size=other.micro_batch_size,
+                peft=other.peft,
+                changed={k: v for k, v in other.fields.items() if record.fields.get(k, _MISSING) != v},
+            )
+        )
+    return variants if any(v.changed for v in variants) else []
+
+
+_MISSING = object()
+
+
 def _canonical_name(export: Export) -> str:
     value = export.value
     while isinstance(value, Partial):
@@ -638,7 +693,9 @@ def extract(
                 if key not in cache:
                     cache[key] = evaluate(interp, export.value)
                 canonical = _canonical_name(export)
-                records.append(build_record(export, canonical, cache[key], version, semantics, path_prefix))
+                record = build_record(export, canonical, cache[key], version, semantics, path_prefix)
+                record.variants = _peft_variants(interp, export, canonical, record, version, semantics)
+                records.append(record)
     finally:
         sys.setrecursionlimit(limit)
     _link_aliases(records)
