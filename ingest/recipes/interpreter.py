@@ -1182,7 +1182,7 @@ class Interpreter:
             if experts_from_hf and targets:
                 outcomes[env.name][0].pop("num_moe_experts", None)  # type: ignore[index]
         source = f"{func.module.relpath}:{getattr(func.node, 'lineno', 0)}"
-        rule = f"{func.name}() in {func.module.name}"
+        rule = f"{func.name}()"
         for index, receiver in enumerate(receivers):
             self._merge_environments(receiver, index, outcomes, rule, source)
         if results and is_plain(results[0]) and all(_same(results[0], r) for r in results[1:]):
