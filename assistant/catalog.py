@@ -106,8 +106,25 @@ def _index(catalog: Catalog) -> dict[str, list[RecipeRecord]]:
     return by_name
 
 
+KINDS = ("library", "benchmark")
+
+
+def split_kind(name: str, kind: str | None = None) -> tuple[str, str | None]:
+    """`library:NAME` / `benchmark:NAME` -> (NAME, kind); a --kind that contradicts the prefix is refused."""
+    head, sep, rest = name.strip().partition(":")
+    if not sep or head not in KINDS:
+        return name, kind
+    if kind is not None and kind != head:
+        raise UserError(f"'{name}' names a {head} recipe but --kind is {kind}; drop one of them")
+    return rest, head
+
+
 def resolve_recipe(name: str, version: str | None = None, kind: str | None = None) -> RecipeRecord:
-    """The record of an exact recipe name or alias; library wins over benchmark when kind is None."""
+    """The record of an exact recipe name or alias (`library:NAME`/`benchmark:NAME` qualify it); library
+    wins over benchmark when kind is None (resolution_note says so when both exist)."""
+    name, kind = split_kind(name, kind)
+    if kind is not None and kind not in KINDS:
+        raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
     catalog = load_catalog(version)
     wanted = name.strip().removeprefix("megatron.bridge.recipes.").removesuffix("()")
     matches = [r for r in _index(catalog).get(wanted, []) if kind is None or r.kind == kind]
@@ -118,6 +135,24 @@ def resolve_recipe(name: str, version: str | None = None, kind: str | None = Non
     hint = f" Closest names: {', '.join(close)}." if close else ""
     what = f"{kind} recipe" if kind else "recipe"
     raise UserError(f"no {what} named '{wanted}' in Megatron-Bridge {catalog.version}.{hint}")
+
+
+def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) -> dict[str, Any]:
+    """Which record a recipe name resolved to and how: `ambiguous` when the version has both a library and
+    a benchmark recipe of that name and neither --kind nor a `kind:` prefix chose."""
+    _, kind = split_kind(name, kind)
+    others = sorted(
+        {r.kind for r in _index(load_catalog(record.version)).get(record.name, []) if r.kind != record.kind}
+    )
+    ambiguous = bool(others) and kind is None
+    if ambiguous:
+        note = (
+            f"{record.name} is both a library and a benchmark recipe in Megatron-Bridge {record.version}; "
+            f"used the {record.kind} one (pass --kind {others[0]} or {others[0]}:{record.name} for the other)"
+        )
+    else:
+        note = f"used the {record.kind} recipe {record.name}" + (f" ({kind}, as asked)" if kind else "")
+    return {"kind": record.kind, "ambiguous": ambiguous, "other_kinds": others, "note": note}
 
 
 def _closest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
