@@ -17,6 +17,10 @@ from pathlib import Path
 DEVICES_FILE = Path(__file__).resolve().parents[2] / "knowledge_base" / "cuda_devices.json"
 NO_CUDA = "no_cuda"
 NO_MOE_EXPERTS = "no_num_moe_experts"
+# The value before the helper ran: upstream's recipe tests replace apply_flex_dispatcher_backend with a
+# no-op (recipe_test_utils.patch_recipe_construction_dependencies).
+HELPER_PATCHED_OUT = "helper_patched_out"
+PATCHED_OUT_IN_TESTS = frozenset({"apply_flex_dispatcher_backend"})
 # The GPU whose value a record's `fields` holds when its name encodes none: library recipes are written
 # and tuned for H100 (their docstrings and the h100/ recipe folders).
 DEFAULT_GPU = "h100"

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingest.recipes.environments import (
+    HELPER_PATCHED_OUT,
+    PATCHED_OUT_IN_TESTS,
     Environment,
     environments,
     fake_provider_environment,
@@ -1184,13 +1186,21 @@ class Interpreter:
         source = f"{func.module.relpath}:{getattr(func.node, 'lineno', 0)}"
         rule = f"{func.name}()"
         for index, receiver in enumerate(receivers):
-            self._merge_environments(receiver, index, outcomes, rule, source)
+            self._merge_environments(
+                receiver, index, outcomes, rule, source, func.name in PATCHED_OUT_IN_TESTS
+            )
         if results and is_plain(results[0]) and all(_same(results[0], r) for r in results[1:]):
             return results[0]
         return Unknown(f"result of {rule} depends on the environment")
 
     def _merge_environments(
-        self, receiver: Obj, index: int, outcomes: dict[str, Any], rule: str, source: str
+        self,
+        receiver: Obj,
+        index: int,
+        outcomes: dict[str, Any],
+        rule: str,
+        source: str,
+        patched_out_in_tests: bool = False,
     ) -> None:
         raises = {env: outcome for env, outcome in outcomes.items() if isinstance(outcome, str)}
         ran = {env: outcome[index] for env, outcome in outcomes.items() if not isinstance(outcome, str)}
@@ -1199,6 +1209,8 @@ class Interpreter:
         for name in names:
             original = receiver.attrs.get(name, missing)
             by_env = {env: written.get(name, original) for env, written in ran.items()}
+            if patched_out_in_tests:
+                by_env[HELPER_PATCHED_OUT] = original  # a unit test that replaces the helper with a no-op
             if any(v is missing for v in by_env.values()):
                 unset = Unknown(f"not set by {rule}; an upstream default")
                 by_env = {env: unset if v is missing else v for env, v in by_env.items()}
