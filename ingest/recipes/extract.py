@@ -605,9 +605,9 @@ def _hf_model_id(ev: Evaluated) -> str | None:
 # ---------------------------------------------------------------------------- driver
 
 
-# The calls a finetune recipe that takes `peft` is recorded under: full SFT and LoRA. Up to 0.5.1 the
+# The calls a finetune recipe that takes `peft` is recorded under: full SFT, LoRA and DoRA. Up to 0.5.1 the
 # launcher passes its --peft_scheme (default None) as peft= to such a recipe (catalog_build links them).
-PEFT_CALLS = ({"peft": None}, {"peft": "lora"})
+PEFT_CALLS = ({"peft": None}, {"peft": "lora"}, {"peft": "dora"})
 
 
 def _accepts_peft(value: Any) -> bool:
