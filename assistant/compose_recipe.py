@@ -39,17 +39,29 @@ def _variant_line(record: RecipeRecord, lang: str) -> str | None:
 
 
 def _gpu_line(path: str, value: EnvValue, here: object, gpu_type: str | None, lang: str) -> str:
-    where = f"{value.rule}, `{value.source.path}:{value.source.line}`"
-    shown = json.dumps(here)
-    others = ", ".join(f"{gpu_label(g)} {json.dumps(v)}" for g, v in value.by_gpu.items() if v != here)
-    if gpu_type and gpu_type in value.by_gpu:
-        gpu = gpu_label(gpu_type)
-        if lang == "zh":
-            return f"在你的 {gpu} 上 `{path}` = {shown}（由 {where} 按 GPU 设置）；其他 GPU：{others}。"
-        return f"On your {gpu}: `{path}` = {shown} (set per GPU by {where}); other GPUs: {others}."
+    source = f"`{value.source.path}:{value.source.line}`"
+    grouped: dict[str, list[str]] = {}
+    for gpu, other in value.by_gpu.items():
+        if other != here or not (gpu_type and gpu_type in value.by_gpu):
+            grouped.setdefault(json.dumps(other), []).append(gpu_label(gpu))
     if lang == "zh":
-        return f"`{path}` 取决于 GPU（{where}）：{others}。"
-    return f"`{path}` depends on the GPU ({where}): {others}."
+        others = "；".join(f"{shown}（{'、'.join(gpus)}）" for shown, gpus in grouped.items())
+    else:
+        others = "; ".join(f"{shown} ({', '.join(gpus)})" for shown, gpus in grouped.items())
+    if gpu_type and gpu_type in value.by_gpu:
+        gpu, shown = gpu_label(gpu_type), json.dumps(here)
+        if lang == "zh":
+            return (
+                f"在你的 {gpu} 上，`{path}` 为 {shown}：由 `{value.rule}` 按 GPU 类型设置（{source}）；"
+                f"其他 GPU：{others}。"
+            )
+        return (
+            f"On your {gpu}, `{path}` is {shown}: `{value.rule}` sets it per GPU ({source}); "
+            f"other GPUs: {others}."
+        )
+    if lang == "zh":
+        return f"`{path}` 的取值取决于 GPU 类型，由 `{value.rule}` 设置（{source}）：{others}。"
+    return f"`{path}` depends on the GPU, set by `{value.rule}` ({source}): {others}."
 
 
 def _unreachable_line(record: RecipeRecord, lang: str) -> str:
