@@ -262,6 +262,7 @@ class Interpreter:
         self.tree = tree
         self.mcore = mcore
         self.env: Environment | None = None  # set while an environment-dependent helper runs
+        self._cuda_readers: dict[str, bool] = {}  # helper module -> whether it reads torch.cuda
         self.extra_roots = extra_roots
         self.limits = limits or Limits()
         self.modules: dict[str, Module] = {}
@@ -1151,7 +1152,8 @@ class Interpreter:
         """Run an environment-dependent helper once per environment on copies of its config arguments; write
         back each attribute it sets, as a plain value where every environment agrees, else EnvDependent."""
         receivers = [a for a in (self.resolve(a) for a in args) if isinstance(a, Obj)]
-        envs = list(environments())
+        # A helper module that never reads torch.cuda (cuda_graph helpers) gives the same result everywhere.
+        envs = list(environments()) if self._reads_cuda(func.module) else [environments()[0]]
         model = receivers[0] if receivers else None
         experts_from_hf = (
             model is not None and model.kind == "provider" and "num_moe_experts" not in model.attrs
@@ -1192,6 +1194,12 @@ class Interpreter:
         if results and is_plain(results[0]) and all(_same(results[0], r) for r in results[1:]):
             return results[0]
         return Unknown(f"result of {rule} depends on the environment")
+
+    def _reads_cuda(self, module: Module) -> bool:
+        if module.name not in self._cuda_readers:
+            text = self.tree.read_text(module.relpath) or ""
+            self._cuda_readers[module.name] = "torch.cuda" in text or "from torch import cuda" in text
+        return self._cuda_readers[module.name]
 
     def _merge_environments(
         self,
