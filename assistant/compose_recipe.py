@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from assistant.catalog import gpu_dependent_values, variant_for
+from assistant.catalog import gpu_dependent_values, resolve_recipe, variant_for
+from assistant.errors import UserError
 from assistant.records import EnvValue, RecipeRecord, gpu_label
 
 
@@ -64,17 +65,33 @@ def _gpu_line(path: str, value: EnvValue, here: object, gpu_type: str | None, la
     return f"`{path}` depends on the GPU, set by `{value.rule}` ({source}): {others}."
 
 
+def _exported_twin(record: RecipeRecord) -> str | None:
+    """The exported name bound to the same function (gpt3_175b_pretrain_config -> its hardware name)."""
+    if record.canonical == record.name:
+        return None
+    try:
+        twin = resolve_recipe(record.canonical, version=record.version, kind=record.kind)
+    except UserError:
+        return None
+    return twin.name if twin.reachable else None
+
+
 def _unreachable_line(record: RecipeRecord, lang: str) -> str:
     reason = record.unreachable_reason or ""
+    twin = _exported_twin(record)
     if lang == "zh":
-        return (
-            f"⚠️ 此版本的启动脚本无法启动 `{record.name}`：{reason}。"
-            "请在自己的脚本中调用该函数，或改用已导出的配方。"
+        advice = (
+            f"同一函数以 `{twin}` 导出，请用这个名字启动。"
+            if twin
+            else "请在自己的脚本中调用该函数，或改用已导出的配方。"
         )
-    return (
-        f"⚠️ `{record.name}` cannot be launched with this version's launcher: {reason}. "
-        "Call the function from your own script, or pick an exported recipe."
+        return f"⚠️ 此版本的启动脚本无法启动 `{record.name}`：{reason}。{advice}"
+    advice = (
+        f"The same function is exported as `{twin}`: launch that name."
+        if twin
+        else "Call the function from your own script, or pick an exported recipe."
     )
+    return f"⚠️ `{record.name}` cannot be launched with this version's launcher: {reason}. {advice}"
 
 
 def recipe_call_lines(record: RecipeRecord, gpu_type: str | None, lang: str) -> list[str]:

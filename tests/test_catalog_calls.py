@@ -100,3 +100,16 @@ def test_cli_shows_an_unexported_recipe_and_why() -> None:
     data = json.loads(result.stdout)
     assert data["reachable"] is False and "not exported" in data["unreachable_reason"]
     assert data["resolution"]["kind"] == "library"
+
+
+def test_answer_lines_say_what_the_launcher_can_reach_and_the_value_on_the_users_gpu() -> None:
+    from assistant.compose_recipe import recipe_call_lines
+
+    alias = resolve_recipe("gpt3_175b_pretrain_config", version="main")
+    [line] = recipe_call_lines(alias, "h100", "en")
+    assert "cannot be launched" in line and "`gpt3_175b_pretrain_32gpu_h100_bf16_config`" in line
+    [line] = recipe_call_lines(resolve_recipe("gpt3_175b_pretrain_config", version="0.5.1"), "h100", "zh")
+    assert "无法启动" in line and "自己的脚本" in line
+    moe = on_gpu(resolve_recipe("qwen3_30b_a3b_peft_config", version="main"), "gb200")
+    lines = recipe_call_lines(moe, "gb200", "en")
+    assert any('`model.moe_token_dispatcher_type` is "alltoall"' in line and "H100" in line for line in lines)
