@@ -15,9 +15,10 @@ import subprocess
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from assistant.errors import UserError
-from assistant.records import Catalog, RecipeRecord
+from assistant.records import Catalog, EnvValue, RecipeRecord, RecipeVariant
 from assistant.rules.commands import forward_step
 from assistant.rules.versions import normalize_version, version_key
 from assistant.settings import KNOWLEDGE_BASE
@@ -105,8 +106,25 @@ def _index(catalog: Catalog) -> dict[str, list[RecipeRecord]]:
     return by_name
 
 
+KINDS = ("library", "benchmark")
+
+
+def split_kind(name: str, kind: str | None = None) -> tuple[str, str | None]:
+    """`library:NAME` / `benchmark:NAME` -> (NAME, kind); a --kind that contradicts the prefix is refused."""
+    head, sep, rest = name.strip().partition(":")
+    if not sep or head not in KINDS:
+        return name, kind
+    if kind is not None and kind != head:
+        raise UserError(f"'{name}' names a {head} recipe but --kind is {kind}; drop one of them")
+    return rest, head
+
+
 def resolve_recipe(name: str, version: str | None = None, kind: str | None = None) -> RecipeRecord:
-    """The record of an exact recipe name or alias; library wins over benchmark when kind is None."""
+    """The record of an exact recipe name or alias (`library:NAME`/`benchmark:NAME` qualify it); library
+    wins over benchmark when kind is None (resolution_note says so when both exist)."""
+    name, kind = split_kind(name, kind)
+    if kind is not None and kind not in KINDS:
+        raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
     catalog = load_catalog(version)
     wanted = name.strip().removeprefix("megatron.bridge.recipes.").removesuffix("()")
     matches = [r for r in _index(catalog).get(wanted, []) if kind is None or r.kind == kind]
@@ -117,6 +135,24 @@ def resolve_recipe(name: str, version: str | None = None, kind: str | None = Non
     hint = f" Closest names: {', '.join(close)}." if close else ""
     what = f"{kind} recipe" if kind else "recipe"
     raise UserError(f"no {what} named '{wanted}' in Megatron-Bridge {catalog.version}.{hint}")
+
+
+def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) -> dict[str, Any]:
+    """Which record a recipe name resolved to and how: `ambiguous` when the version has both a library and
+    a benchmark recipe of that name and neither --kind nor a `kind:` prefix chose."""
+    _, kind = split_kind(name, kind)
+    others = sorted(
+        {r.kind for r in _index(load_catalog(record.version)).get(record.name, []) if r.kind != record.kind}
+    )
+    ambiguous = bool(others) and kind is None
+    if ambiguous:
+        note = (
+            f"{record.name} is both a library and a benchmark recipe in Megatron-Bridge {record.version}; "
+            f"used the {record.kind} one (pass --kind {others[0]} or {others[0]}:{record.name} for the other)"
+        )
+    else:
+        note = f"used the {record.kind} recipe {record.name}" + (f" ({kind}, as asked)" if kind else "")
+    return {"kind": record.kind, "ambiguous": ambiguous, "other_kinds": others, "note": note}
 
 
 def _closest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
@@ -288,3 +324,60 @@ def _dist_info(path: Path) -> str | None:
             if match:
                 return match.group(1)
     return None
+
+
+# ---------------------------------------------------------------------------- calls and environments
+
+
+def variant_for(record: RecipeRecord, mode: str | None) -> RecipeVariant | None:
+    """The recorded call of `record` that trains in `mode` (full SFT: peft=None), if it has one."""
+    return next((v for v in record.variants if v.mode == mode), None) if mode else None
+
+
+def for_goal(record: RecipeRecord, goal: str | None) -> RecipeRecord | None:
+    """`record` as called for `goal`: itself when its own call trains that way, else its recorded variant
+    for the goal applied (0.3.1 ministral3_8b_finetune_config with peft=None: full SFT at TP 2); None when
+    neither does."""
+    if goal is None or record.mode == goal:
+        return record
+    variant = variant_for(record, goal)
+    if variant is None:
+        return None
+    return record.model_copy(
+        update={
+            "mode": variant.mode,
+            "parallelism": variant.parallelism,
+            "min_gpus": variant.min_gpus,
+            "global_batch_size": variant.global_batch_size,
+            "micro_batch_size": variant.micro_batch_size,
+            "peft": variant.peft,
+            "fields": {**record.fields, **variant.changed},
+        }
+    )
+
+
+def on_gpu(record: RecipeRecord, gpu_type: str | None) -> RecipeRecord:
+    """`record` with each GPU-dependent field set to its value on `gpu_type` (what upstream's helper sets
+    there), and `gpu_dependent[...].assumed` naming that GPU; unchanged when the GPU is not in the table."""
+    if not gpu_type or not record.gpu_dependent:
+        return record
+    known = {path: value for path, value in record.gpu_dependent.items() if gpu_type in value.by_gpu}
+    if not known:
+        return record
+    fields = {**record.fields, **{path: value.by_gpu[gpu_type] for path, value in known.items()}}
+    dependent = {
+        path: value.model_copy(update={"assumed": gpu_type}) if path in known else value
+        for path, value in record.gpu_dependent.items()
+    }
+    return record.model_copy(update={"fields": fields, "gpu_dependent": dependent})
+
+
+def gpu_dependent_values(record: RecipeRecord, gpu_type: str | None) -> list[tuple[str, EnvValue, Any]]:
+    """(field path, its per-GPU record, the value on `gpu_type` or None when not known) for each field whose
+    value differs between GPUs."""
+    rows = []
+    for path, value in record.gpu_dependent.items():
+        if len({json.dumps(v, sort_keys=True) for v in value.by_gpu.values()}) < 2:
+            continue
+        rows.append((path, value, value.by_gpu.get(gpu_type or "")))
+    return rows

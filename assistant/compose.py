@@ -7,6 +7,7 @@ module) or from the catalog's launcher table. Identifiers stay verbatim in both 
 from __future__ import annotations
 
 from assistant.catalog import forward_step_of
+from assistant.compose_recipe import recipe_call_lines
 from assistant.recommend import CLEARLY_FASTER, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
@@ -187,6 +188,7 @@ def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
     ]
     if record.source:
         lines.append(f"`{record.source.path}:{record.source.line}`")
+    lines += recipe_call_lines(record, rec.cluster.gpu_type if rec.cluster else None, lang)
     return lines
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from assistant import hardware_data
 from assistant.bounds import check_gpus
-from assistant.catalog import forward_step_of
+from assistant.catalog import for_goal, forward_step_of, on_gpu
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.shapes import unmodelled_reason
@@ -123,7 +123,11 @@ def exact_recipe(
     """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices. When that
     recipe is not written for the user's GPU type and the library has one that is
     (nemotron_3_nano_gb200_pretrain_config beside the H100 one), that one."""
-    pool = [r for r in library_recipes(catalog) if stem_of(r.name) == stem and _goal_matches(r, goal)]
+    pool = [
+        called
+        for r in library_recipes(catalog)
+        if stem_of(r.name) == stem and (called := for_goal(r, goal)) is not None
+    ]
     chosen = _shortest_suitable(pool, stem, seq_length)
     written_for = (chosen.record.gpu_type or "").lower() if chosen else ""
     if gpu_type and written_for != gpu_type:
@@ -224,7 +228,7 @@ def select_recipe(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> Select
         if named:
             wants_benchmark = slots.intent == "benchmark"
             named.sort(key=lambda r: (r.kind == "benchmark") != wants_benchmark)
-            return Selection(named[0], "explicit")
+            return Selection(for_goal(named[0], slots.goal) or named[0], "explicit")
     goal = slots.goal
     if slots.model_stem:
         exact = exact_recipe(catalog, slots.model_stem, goal, slots.seq_length, slots.gpu_type)
@@ -447,6 +451,9 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     if selection.match == "similar-architecture" and slots.hf_model_id:
         rec.arch = arch_of(slots.hf_model_id) or rec.arch
     rec.cluster = cluster_for(slots, record)
+    if rec.cluster is not None and record.gpu_dependent:
+        record = on_gpu(record, rec.cluster.gpu_type)  # what upstream's helpers set on these GPUs
+        rec.selection = Selection(record, selection.match, selection.asked_stem)
     mode = slots.goal or record.mode
     if record.kind == "library" and (rec.arch is not None or not forward_step_of(record.name)):
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
@@ -482,6 +489,8 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     if rec.plan is None:
         rec.peft_alternative = peft_alternative(rec, catalog, arch_of)
         return rec  # no launch command for a layout that cannot run
+    if not record.reachable:
+        return rec  # the launcher cannot look the name up: no command (compose says why)
     built = commands(
         catalog.version,
         record,

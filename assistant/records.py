@@ -47,6 +47,38 @@ class CudaGraph(Record):
     scope: list[str] | None = None
 
 
+class EnvValue(Record):
+    """A config value an upstream helper sets per run-time environment (apply_flex_dispatcher_backend turns
+    moe_token_dispatcher_type to "flex" on some GPUs only). `fields` holds the value for `assumed`."""
+
+    by_gpu: dict[str, Any] = Field(default_factory=dict)  # GPU family (hardware.json key) -> value
+    # Other environments: "no_cuda" (no GPU, as in upstream's CPU unit tests), "no_num_moe_experts" (a
+    # model config without an expert count, as a unit test's fake AutoBridge provider gives).
+    environments: dict[str, Any] = Field(default_factory=dict)
+    raises: dict[str, str] = Field(default_factory=dict)  # environment -> the error the helper raises there
+    assumed: str
+    rule: str
+    source: SourceRef
+
+
+class RecipeVariant(Record):
+    """The same recipe called with other arguments: what the launcher's defaults or a goal select (0.3.1's
+    finetune recipes change TP when called with peft=None, which is what run_recipe.py passes by default)."""
+
+    mode: Mode
+    call: dict[str, Any]  # keyword arguments the recipe is called with
+    # run_recipe.py flags that make that call, and whether it is the call made with none of them; set only
+    # where the launcher passes peft= itself (--peft_scheme, <= 0.5.1).
+    launcher_args: list[str] = Field(default_factory=list)
+    launcher_default: bool = False
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    min_gpus: int | None = None
+    global_batch_size: int | None = None
+    micro_batch_size: int | None = None
+    peft: str | None = None
+    changed: dict[str, Any] = Field(default_factory=dict)  # fields that differ from the record's own call
+
+
 class RecipeRecord(Record):
     """One exported recipe name in one Megatron-Bridge version, read statically from source."""
 
@@ -80,6 +112,10 @@ class RecipeRecord(Record):
     # Every statically known config write, dotted path -> last value ("model.use_te_rng_tracker": True).
     fields: dict[str, Any] = Field(default_factory=dict)
     unknown: dict[str, str] = Field(default_factory=dict)
+    # Why run_recipe.py cannot reach a record with reachable=False (defined but not exported, ...).
+    unreachable_reason: str | None = None
+    gpu_dependent: dict[str, EnvValue] = Field(default_factory=dict)  # field path -> its values per GPU
+    variants: list[RecipeVariant] = Field(default_factory=list)
 
     def written_for(self, cluster: Cluster) -> bool:
         """The cluster is the GPU count (in the name, else the minimum) and type the recipe is written for."""

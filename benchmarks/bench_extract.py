@@ -16,17 +16,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest.catalog_build import BUNDLED, DEFAULT_GIT, materialise  # noqa: E402
+from ingest.catalog_build import BUNDLED, bridge_git_dir, materialise, mcore_git_dir, pinned_mcore  # noqa: E402
 from ingest.recipes.extract import extract  # noqa: E402
+from ingest.recipes.interpreter import McoreFacts  # noqa: E402
 from ingest.recipes.launcher import read_launcher  # noqa: E402
 from ingest.recipes.sources import open_source  # noqa: E402
 
 
-def bench(path: Path, label: str) -> None:
+def bench(path: Path, label: str, mcore: McoreFacts | None = None) -> None:
     gc.collect()  # do not charge this run for the previous run's garbage
     start = time.perf_counter()
     tree = open_source(path)
-    extraction = extract(tree, label)
+    extraction = extract(tree, label, mcore=mcore)
     middle = time.perf_counter()
     read_launcher(tree)
     end = time.perf_counter()
@@ -44,12 +45,11 @@ def main() -> None:
         for arg in sys.argv[1:]:
             bench(Path(arg), Path(arg).name)
         return
-    if not DEFAULT_GIT.is_dir():
-        sys.exit(f"no git mirror at {DEFAULT_GIT}; pass a source path")
+    git_dir, mcore_git = bridge_git_dir(), mcore_git_dir()  # AUTORECIPE_BRIDGE_GIT, AUTORECIPE_MCORE_GIT
     for bundled in BUNDLED:
         with tempfile.TemporaryDirectory() as temp:
-            materialise(DEFAULT_GIT, bundled.ref, Path(temp))
-            bench(Path(temp), bundled.version)
+            materialise(git_dir, bundled.ref, Path(temp))
+            bench(Path(temp), bundled.version, pinned_mcore(git_dir, bundled.ref, mcore_git))
 
 
 if __name__ == "__main__":

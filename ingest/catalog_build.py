@@ -12,11 +12,17 @@ fine: the text files a catalog needs are materialised into a temp dir with `git 
 0.3.1 is the PyPI wheel (downloaded with `pip download --no-deps` when --wheel is not given);
 the wheel has no scripts/, so its launcher and old benchmark configs come from git tag v0.3.1.
 Nothing fetched is kept: only the extracted JSON is written, atomically.
+
+Mirrors: --git (or AUTORECIPE_BRIDGE_GIT) is the Megatron-Bridge git dir; --mcore-git (or
+AUTORECIPE_MCORE_GIT) the Megatron-LM git dir, read at the commit each release pins as its
+3rdparty/Megatron-LM submodule (which TransformerConfig fields exist decides upstream's cuda_graph helpers;
+without it those helpers' effects are recorded as unknown).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,9 +31,13 @@ from pathlib import Path
 
 from assistant.records import CatalogSource
 from ingest.recipes.build import build_catalog, write_catalog
+from ingest.recipes.interpreter import McoreFacts
+from ingest.recipes.mcore import ENUMS, MODEL_PARALLEL_CONFIG, TRANSFORMER_CONFIG, mcore_facts
 from ingest.recipes.sources import SourceTree, open_source
 
-DEFAULT_GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
+BRIDGE_GIT_SETTING = "AUTORECIPE_BRIDGE_GIT"
+MCORE_GIT_SETTING = "AUTORECIPE_MCORE_GIT"
+MCORE_SUBMODULE = "3rdparty/Megatron-LM"
 CATALOG_DIR = Path(__file__).resolve().parents[1] / "knowledge_base" / "catalogs"
 WHEEL_CACHE = Path.home() / ".cache" / "autorecipe" / "wheels"
 MATERIALISED_PREFIXES = (
@@ -37,6 +47,8 @@ MATERIALISED_PREFIXES = (
     "src/megatron/bridge/models/",
     "src/megatron/bridge/data/builders/",
     "src/megatron/bridge/training/config.py",
+    "src/megatron/bridge/training/flex_dispatcher_backend.py",
+    "src/megatron/bridge/utils/cuda_graph.py",
     "src/megatron/bridge/package_info.py",
     "scripts/training/",
     "scripts/performance/",
@@ -56,6 +68,50 @@ BUNDLED = (
     BundledVersion("0.6.0", "v0.6.0"),
     BundledVersion("main", "067f987df03b8355b03192d88d70f1709fedf51a"),
 )
+
+
+def bridge_git_dir(given: Path | None = None) -> Path:
+    """The Megatron-Bridge git dir from the argument or AUTORECIPE_BRIDGE_GIT; a clear error when neither
+    names an existing directory."""
+    value = given or (Path(os.environ[BRIDGE_GIT_SETTING]) if os.environ.get(BRIDGE_GIT_SETTING) else None)
+    if value is None:
+        raise SystemExit(
+            f"no Megatron-Bridge git mirror given: pass --git DIR or set {BRIDGE_GIT_SETTING} "
+            "(a bare clone of https://github.com/NVIDIA-NeMo/Megatron-Bridge is fine)"
+        )
+    if not value.is_dir():
+        raise SystemExit(
+            f"Megatron-Bridge git mirror {value} does not exist (from --git or {BRIDGE_GIT_SETTING})"
+        )
+    return value
+
+
+def mcore_git_dir(given: Path | None = None) -> Path | None:
+    """The Megatron-LM git dir from the argument or AUTORECIPE_MCORE_GIT, or None when not given."""
+    value = given or (Path(os.environ[MCORE_GIT_SETTING]) if os.environ.get(MCORE_GIT_SETTING) else None)
+    if value is not None and not value.is_dir():
+        raise SystemExit(
+            f"Megatron-LM git mirror {value} does not exist (from --mcore-git or {MCORE_GIT_SETTING})"
+        )
+    return value
+
+
+def pinned_mcore(git_dir: Path, ref: str, mcore_git: Path | None) -> McoreFacts | None:
+    """Facts of the Megatron Core commit `ref` pins as its submodule (None without a Megatron-LM mirror)."""
+    if mcore_git is None:
+        return None
+    entry = _git(git_dir, "ls-tree", ref, MCORE_SUBMODULE).split()
+    if len(entry) < 3 or entry[1] != "commit":
+        return None
+    commit = entry[2]
+    try:
+        texts = [
+            _git(mcore_git, "show", f"{commit}:{path}")
+            for path in (TRANSFORMER_CONFIG, MODEL_PARALLEL_CONFIG, ENUMS)
+        ]
+    except subprocess.CalledProcessError:
+        return None
+    return mcore_facts(commit, *texts)
 
 
 def _git(git_dir: Path, *args: str) -> str:
@@ -132,7 +188,10 @@ def with_scripts(tree: SourceTree, scripts_from: SourceTree) -> SourceTree:
     return merged
 
 
-def build_version(bundled: BundledVersion, git_dir: Path, wheel: Path | None, out_dir: Path) -> Path:
+def build_version(
+    bundled: BundledVersion, git_dir: Path, wheel: Path | None, out_dir: Path, mcore_git: Path | None = None
+) -> Path:
+    mcore = pinned_mcore(git_dir, bundled.ref, mcore_git)
     with tempfile.TemporaryDirectory(prefix=f"autorecipe-{bundled.version}-") as temp:
         commit = materialise(git_dir, bundled.ref, Path(temp))
         git_tree = open_source(temp)
@@ -146,10 +205,12 @@ def build_version(bundled: BundledVersion, git_dir: Path, wheel: Path | None, ou
                 f"recipes read from the PyPI wheel; the wheel has no scripts/, so the launcher and the "
                 f"scripts/performance benchmark configs come from git tag {bundled.ref} ({commit[:9]})"
             ]
-            catalog = build_catalog(tree, bundled.version, source, launcher_tree=git_tree, notes=notes)
+            catalog = build_catalog(
+                tree, bundled.version, source, launcher_tree=git_tree, notes=notes, mcore=mcore
+            )
         else:
             source = CatalogSource(kind="git", ref=bundled.ref, commit=commit)
-            catalog = build_catalog(git_tree, bundled.version, source)
+            catalog = build_catalog(git_tree, bundled.version, source, mcore=mcore)
         return write_catalog(catalog, out_dir / f"{bundled.version}.json")
 
 
@@ -158,7 +219,13 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--git", type=Path, default=DEFAULT_GIT, help="Megatron-Bridge git dir (bare is fine)"
+        "--git",
+        type=Path,
+        default=None,
+        help=f"Megatron-Bridge git dir (bare is fine; else ${BRIDGE_GIT_SETTING})",
+    )
+    parser.add_argument(
+        "--mcore-git", type=Path, default=None, help=f"Megatron-LM git dir (else ${MCORE_GIT_SETTING})"
     )
     parser.add_argument(
         "--wheel", type=Path, default=None, help="megatron_bridge-0.3.1 wheel (else pip download)"
@@ -167,10 +234,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=CATALOG_DIR)
     args = parser.parse_args(argv)
     known = {b.version: b for b in BUNDLED}
+    git_dir, mcore_git = bridge_git_dir(args.git), mcore_git_dir(args.mcore_git)
+    if mcore_git is None:
+        print(f"warning: no Megatron-LM git (--mcore-git, ${MCORE_GIT_SETTING}); cuda_graph effects unknown")
     for version in args.versions:
         if version not in known:
             parser.error(f"unknown version {version}; bundled: {', '.join(known)}")
-        path = build_version(known[version], args.git, args.wheel, args.out)
+        path = build_version(known[version], git_dir, args.wheel, args.out, mcore_git)
         print(f"wrote {path}")
 
 

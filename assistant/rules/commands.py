@@ -107,6 +107,13 @@ def _mode_args(launcher: LauncherSpec, record: RecipeRecord, mode: str | None, p
     return []
 
 
+def _call_args(record: RecipeRecord, mode: str | None) -> list[str]:
+    """The flags that make run_recipe.py call the recipe the way `mode` needs (<= 0.5.1 passes
+    --peft_scheme as peft=, default None: a LoRA run of a finetune recipe needs `--peft_scheme lora`)."""
+    variant = next((v for v in record.variants if v.mode == mode), None)
+    return [shlex.quote(arg) for arg in variant.launcher_args] if variant else []
+
+
 def forward_step(recipe_name: str, table: Iterable[tuple[str, str]]) -> str | None:
     """The step of the first (recipe-name prefix, forward step) pair whose prefix the name starts with, as
     Bridge's RECIPE_FORWARD_STEP_PREFIXES is read; None for a text model."""
@@ -141,6 +148,7 @@ def run_recipe_args(
         raise UserError("this version's run_recipe.py has no --recipe option; cannot build a command")
     args = ["--recipe", shlex.quote(record.name)]
     args += _mode_args(launcher, record, mode or record.mode, record.peft)
+    args += _call_args(record, mode or record.mode)
     args += _step_args(launcher, record)
     if dataset is not None:
         flag = find_flag(launcher.flags, "--dataset")

@@ -7,8 +7,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from assistant.records import Catalog, CatalogSource
+from assistant.records import Catalog, CatalogSource, LauncherSpec, RecipeRecord
 from ingest.recipes.extract import extract
+from ingest.recipes.interpreter import McoreFacts
 from ingest.recipes.launcher import read_launcher
 from ingest.recipes.sources import SourceTree
 
@@ -19,13 +20,15 @@ def build_catalog(
     source: CatalogSource,
     launcher_tree: SourceTree | None = None,
     notes: list[str] | None = None,
+    mcore: McoreFacts | None = None,
 ) -> Catalog:
     """Every exported recipe of `tree`; the launcher is read from `launcher_tree` (default: `tree`)."""
-    extraction = extract(tree, version)
+    extraction = extract(tree, version, mcore=mcore)
     launcher, launcher_warnings = read_launcher(launcher_tree or tree)
     warnings = [*(notes or []), *extraction.warnings, *launcher_warnings]
     if launcher.script is None:
         warnings.append("no scripts/training/run_recipe.py in this source: launcher unknown")
+    link_launcher_calls(extraction.records, launcher)
     return Catalog(
         version=version,
         source=source,
@@ -52,3 +55,22 @@ def write_catalog(catalog: Catalog, out: str | Path) -> Path:
         Path(temp).unlink(missing_ok=True)
         raise
     return out
+
+
+PEFT_FLAG = "--peft_scheme"
+
+
+def link_launcher_calls(records: list[RecipeRecord], launcher: LauncherSpec) -> None:
+    """Say which run_recipe.py flags make each recorded call of a recipe. A launcher with --peft_scheme
+    (<= 0.5.1) passes its value as peft= to a recipe that takes it: its default (None) is the run without
+    the flag, so a finetune recipe's default launch there is full SFT, and LoRA needs `--peft_scheme lora`."""
+    flag = next((f for f in launcher.flags if PEFT_FLAG in f.names), None)
+    if flag is None:
+        return
+    for record in records:
+        for variant in record.variants:
+            if "peft" not in variant.call:
+                continue
+            value = variant.call["peft"]
+            variant.launcher_default = value == flag.default
+            variant.launcher_args = [] if variant.launcher_default else [PEFT_FLAG, str(value)]

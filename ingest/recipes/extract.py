@@ -21,14 +21,16 @@ dataclass's own field names ("num_gpus", "tensor_model_parallel_size", ...), not
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from assistant.records import CudaGraph, Parallelism, RecipeRecord, SourceRef
-from ingest.recipes.interpreter import BudgetExceeded, Interpreter, RaiseSignal, paused_gc
+from assistant.records import CudaGraph, EnvValue, Parallelism, RecipeRecord, RecipeVariant, SourceRef
+from ingest.recipes.environments import DEFAULT_GPU, environments
+from ingest.recipes.interpreter import BudgetExceeded, Interpreter, McoreFacts, RaiseSignal, paused_gc
 from ingest.recipes.names import (
     FIRST_PERF_NAME,
     MIXED_PRECISION_TO_TOKEN,
@@ -37,10 +39,11 @@ from ingest.recipes.names import (
     mode_of,
 )
 from ingest.recipes.sources import SourceTree
-from ingest.recipes.values import Builtin, ClassRef, Ext, Func, Module, Obj, Partial, Unknown
+from ingest.recipes.values import Builtin, ClassRef, EnvDependent, Ext, Func, Module, Obj, Partial, Unknown
 
 RECIPES = "megatron.bridge.recipes"
 PERF_RECIPES = "megatron.bridge.perf_recipes"
+DIFFUSION_RECIPES = "megatron.bridge.diffusion.recipes"
 PERF_SCRIPTS_ROOT = "scripts/performance/"
 MAX_FLATTEN_DEPTH = 6
 RECURSION_LIMIT = 6000
@@ -55,6 +58,7 @@ class Export:
     kind: str
     family: str
     reachable: bool
+    reason: str | None = None  # why the launcher cannot reach it (reachable=False)
 
 
 @dataclass
@@ -107,8 +111,67 @@ def library_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
                 continue
             value = interp.resolve(module.namespace.get(name))
             if isinstance(value, Func | Partial):
-                exports[name] = Export(name, value, "library", _family_of(module.name), False)
+                reason = f"listed in {module.name}.__all__ but not exported by {RECIPES}, {LIBRARY_LOOKUP}"
+                exports[name] = Export(name, value, "library", _family_of(module.name), False, reason)
     return list(exports.values())
+
+
+LIBRARY_LOOKUP = "where run_recipe.py looks up --recipe"
+
+
+def _defines_here(bound: str, value: Any, module: Module) -> bool:
+    """A `def ..._config` of this module, or a public alias its __all__ lists (gpt3_175b_pretrain_config)."""
+    if not (bound.endswith("_config") and bound == bound.lower()):
+        return False
+    func = value
+    while isinstance(func, Partial):
+        func = func.func
+    if not isinstance(func, Func) or func.name == "<lambda>":
+        return False
+    if func.name == bound:
+        return func.module is module
+    return not bound.startswith("_") and bound in (module.all_names or [])
+
+
+CONFIG_CLASSES = {"ConfigContainer"}
+
+
+def defined_exports(
+    tree: SourceTree, interp: Interpreter, known: list[Export], cache: dict[int, Evaluated]
+) -> list[Export]:
+    """Every other name bound to a function that returns a ConfigContainer in any module of the recipe
+    packages (a `def ..._config`, a private helper, an import alias such as gpt3_175b_pretrain_config):
+    recorded with reachable=False and the reason, since nothing exports it where the launcher looks."""
+    taken = {(e.kind, e.name) for e in known}
+    found: list[Export] = []
+    for package in (RECIPES, PERF_RECIPES, DIFFUSION_RECIPES):
+        base = tree.package_prefix + package.replace(".", "/") + "/"
+        for path in tree.paths_under(base):
+            if not path.endswith(".py"):
+                continue
+            name = path[len(tree.package_prefix) : -3].replace("/", ".").removesuffix(".__init__")
+            module = interp.load_module(name)
+            if module is None:
+                continue
+            for bound, value in list(module.namespace.items()):
+                value = interp.resolve(value)
+                if not _defines_here(bound, value, module):
+                    continue
+                kind = "benchmark" if _func_module(value).startswith(PERF_RECIPES) else "library"
+                if (kind, bound) in taken:
+                    continue
+                if id(value) not in cache:
+                    cache[id(value)] = evaluate(interp, value)
+                result = cache[id(value)].result
+                if not (isinstance(result, Obj) and result.cls in CONFIG_CLASSES):
+                    continue
+                where = f"{'a private helper' if bound.startswith('_') else 'defined'} in {name}"
+                top = RECIPES if kind == "library" else f"{PERF_RECIPES}.<family>"
+                lookup = LIBRARY_LOOKUP if kind == "library" else "where the benchmark launcher looks it up"
+                taken.add((kind, bound))
+                reason = f"{where}, not exported by {top}, {lookup}"
+                found.append(Export(bound, value, kind, _family_of(name), False, reason))
+    return found
 
 
 def _func_module(value: Any) -> str:
@@ -157,8 +220,13 @@ def old_perf_exports(tree: SourceTree, interp: Interpreter) -> list[Export]:
                     and isinstance(value, Obj)
                     and value.cls == "WorkloadBaseConfig"
                 ):
+                    reason = (
+                        None
+                        if reachable
+                        else (f"defined in {path} but not imported by the family package the launcher reads")
+                    )
                     exports.setdefault(
-                        name.lower(), Export(name.lower(), value, "benchmark", parts[1], reachable)
+                        name.lower(), Export(name.lower(), value, "benchmark", parts[1], reachable, reason)
                     )
     return list(exports.values())
 
@@ -204,8 +272,22 @@ def to_json(value: Any, depth: int = 0) -> Any:
     raise ValueError(f"value of type {type(value).__name__} cannot be recorded")
 
 
-def flatten(value: Any, prefix: str, fields: dict[str, Any], unknown: dict[str, str], seen: set[int]) -> None:
-    """Dotted path -> JSON value for every statically known write below `value`."""
+def flatten(
+    value: Any,
+    prefix: str,
+    fields: dict[str, Any],
+    unknown: dict[str, str],
+    seen: set[int],
+    dependent: dict[str, EnvDependent] | None = None,
+) -> None:
+    """Dotted path -> JSON value for every statically known write below `value`; environment-dependent
+    values go to `dependent` (build_record picks the record's GPU)."""
+    if isinstance(value, EnvDependent):
+        if dependent is not None:
+            dependent[prefix] = value
+        else:
+            unknown[prefix] = f"depends on the environment ({value.rule})"
+        return
     if isinstance(value, Obj):
         if id(value) in seen or prefix.count(".") >= MAX_FLATTEN_DEPTH:
             return
@@ -215,7 +297,7 @@ def flatten(value: Any, prefix: str, fields: dict[str, Any], unknown: dict[str, 
         for key, item in value.attrs.items():
             if key.startswith("_"):
                 continue
-            flatten(item, f"{prefix}.{key}" if prefix else key, fields, unknown, seen)
+            flatten(item, f"{prefix}.{key}" if prefix else key, fields, unknown, seen, dependent)
         seen.discard(id(value))
         return
     try:
@@ -235,9 +317,11 @@ class Evaluated:
     fields: dict[str, Any]
     unknown: dict[str, str]
     failure: str | None = None
+    dependent: dict[str, EnvDependent] = field(default_factory=dict)
 
 
-def evaluate(interp: Interpreter, value: Any) -> Evaluated:
+def evaluate(interp: Interpreter, value: Any, call: dict[str, Any] | None = None) -> Evaluated:
+    """One call of a recipe (with keyword arguments `call`, default none), flattened."""
     interp.notes = {}
     failure = None
     result: Any = None
@@ -245,7 +329,9 @@ def evaluate(interp: Interpreter, value: Any) -> Evaluated:
         result = value
     else:
         try:
-            result = interp.run_task(interp.limits.call_steps, lambda: interp.call(value, [], {}))
+            result = interp.run_task(
+                interp.limits.call_steps, lambda: interp.call(value, [], dict(call or {}))
+            )
         except BudgetExceeded as error:
             failure = f"not evaluated: {error}"
         except RaiseSignal as error:
@@ -254,16 +340,17 @@ def evaluate(interp: Interpreter, value: Any) -> Evaluated:
             failure = "not evaluated: recursion too deep"
     fields: dict[str, Any] = {}
     unknown: dict[str, str] = dict(interp.notes)
+    dependent: dict[str, EnvDependent] = {}
     if failure is None:
         if isinstance(result, Obj):
-            flatten(result, "", fields, unknown, set())
+            flatten(result, "", fields, unknown, set(), dependent)
         elif isinstance(result, Unknown):
             failure = f"result not known statically: {result.reason}"
         else:
             failure = "the recipe does not return a config object"
     if failure is not None:
         unknown["*"] = failure
-    return Evaluated(result, fields, unknown, failure)
+    return Evaluated(result, fields, unknown, failure, dependent)
 
 
 def _get(ev: Evaluated, *paths: str) -> tuple[Any, str | None]:
@@ -300,6 +387,10 @@ def build_record(
 ) -> RecipeRecord:
     old_perf = isinstance(export.value, Obj)
     model = "" if old_perf else "model."
+    decoded = decode_name(export.name)
+    if decoded.gpu_type is None and decode_name(canonical).gpu_type is not None:
+        decoded = decode_name(canonical)
+    ev, gpu_dependent = _for_gpu(ev, decoded.gpu_type or DEFAULT_GPU)
     unknown = dict(ev.unknown)
 
     def pick(record_key: str, *paths: str) -> Any:
@@ -322,10 +413,7 @@ def build_record(
     par.sp = sp if isinstance(sp, bool) else None
 
     # A name's own hardware encoding wins (a b200 name may be bound to the gb200 function, survey H6);
-    # legacy names encode nothing, so they take their canonical function's encoding.
-    decoded = decode_name(export.name)
-    if decoded.gpu_type is None and decode_name(canonical).gpu_type is not None:
-        decoded = decode_name(canonical)
+    # legacy names encode nothing, so they take their canonical function's encoding (decoded above).
     encoded_gpus = decoded.gpus
     if old_perf:
         encoded_gpus = _int(ev.fields.get("num_gpus"))
@@ -347,6 +435,8 @@ def build_record(
 
     impl = pick("cuda_graph", f"{model}cuda_graph_impl")
     scope = pick("cuda_graph", f"{model}cuda_graph_scope")
+    if scope is None and isinstance(ev.fields.get(f"{model}cuda_graph_modules"), list):
+        scope = ev.fields[f"{model}cuda_graph_modules"]  # Megatron Core's newer name for the scope
     cuda_graph = None
     if impl is not None or scope is not None:
         scope_list = [scope] if isinstance(scope, str) else scope if isinstance(scope, list) else None
@@ -408,10 +498,42 @@ def build_record(
         packed_sequence=packed,
         module=module_name,
         reachable=export.reachable,
+        unreachable_reason=export.reason,
         source=SourceRef(path=prefix + source.path if source.path else "", line=source.line),
         fields=ev.fields,
         unknown=unknown,
+        gpu_dependent=gpu_dependent,
     )
+
+
+def _for_gpu(ev: Evaluated, gpu: str) -> tuple[Evaluated, dict[str, EnvValue]]:
+    """`ev` with each environment-dependent field set to its value on `gpu`, and those values per GPU."""
+    if not ev.dependent:
+        return ev, {}
+    gpus = {e.name for e in environments() if e.cuda}
+    fields, unknown = dict(ev.fields), dict(ev.unknown)
+    recorded: dict[str, EnvValue] = {}
+    for path, value in ev.dependent.items():
+        by_env: dict[str, Any] = {}
+        for env, item in value.by_env.items():
+            try:
+                by_env[env] = to_json(item)
+            except ValueError as reason:
+                by_env[env] = f"<not known statically: {reason}>"
+        if gpu in by_env and not str(by_env[gpu]).startswith("<not known"):
+            fields[path] = by_env[gpu]
+        else:
+            unknown[path] = f"depends on the GPU ({value.rule}); not known for {gpu}"
+        relpath, _, line = value.source.rpartition(":")
+        recorded[path] = EnvValue(
+            by_gpu={k: v for k, v in by_env.items() if k in gpus},
+            environments={k: v for k, v in by_env.items() if k not in gpus},
+            raises=dict(value.raises),
+            assumed=gpu,
+            rule=value.rule,
+            source=SourceRef(path=relpath, line=int(line or 0)),
+        )
+    return Evaluated(ev.result, fields, unknown, ev.failure, ev.dependent), recorded
 
 
 FP8_RECIPE_TO_TOKEN = {"tensorwise": "fp8cs", "delayed": "fp8ds", "mxfp8": "fp8mx", "blockwise": "fp8sc"}
@@ -483,6 +605,57 @@ def _hf_model_id(ev: Evaluated) -> str | None:
 # ---------------------------------------------------------------------------- driver
 
 
+# The calls a finetune recipe that takes `peft` is recorded under: full SFT, LoRA and DoRA. Up to 0.5.1 the
+# launcher passes its --peft_scheme (default None) as peft= to such a recipe (catalog_build links them).
+PEFT_CALLS = ({"peft": None}, {"peft": "lora"}, {"peft": "dora"})
+
+
+def _accepts_peft(value: Any) -> bool:
+    func = value
+    while isinstance(func, Partial):
+        func = func.func
+    if not isinstance(func, Func) or isinstance(func.node, ast.Lambda):
+        return False
+    spec = func.node.args
+    names = {a.arg for a in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)}
+    return "peft" in names or spec.kwarg is not None
+
+
+def _peft_variants(
+    interp: Interpreter,
+    export: Export,
+    canonical: str,
+    record: RecipeRecord,
+    version: str,
+    semantics: VersionSemantics,
+) -> list[RecipeVariant]:
+    """The recipe called with peft=None and peft="lora", when it is a finetune recipe that takes `peft`."""
+    if export.kind != "library" or record.mode not in {"sft", "peft"} or not _accepts_peft(export.value):
+        return []
+    variants = []
+    for call in PEFT_CALLS:
+        ev = evaluate(interp, export.value, call)
+        if ev.failure:
+            continue
+        other = build_record(export, canonical, ev, version, semantics, "")
+        variants.append(
+            RecipeVariant(
+                mode="peft" if call["peft"] else "sft",
+                call=dict(call),
+                parallelism=other.parallelism,
+                min_gpus=other.min_gpus,
+                global_batch_size=other.global_batch_size,
+                micro_batch_size=other.micro_batch_size,
+                peft=other.peft,
+                changed={k: v for k, v in other.fields.items() if record.fields.get(k, _MISSING) != v},
+            )
+        )
+    return variants if any(v.changed for v in variants) else []
+
+
+_MISSING = object()
+
+
 def _canonical_name(export: Export) -> str:
     value = export.value
     while isinstance(value, Partial):
@@ -495,11 +668,16 @@ def _canonical_name(export: Export) -> str:
 
 
 def extract(
-    tree: SourceTree, version: str, semantics: VersionSemantics | None = None, path_prefix: str = ""
+    tree: SourceTree,
+    version: str,
+    semantics: VersionSemantics | None = None,
+    path_prefix: str = "",
+    mcore: McoreFacts | None = None,
 ) -> Extraction:
-    """Records for every exported library and benchmark recipe of `tree`."""
+    """Records for every exported library and benchmark recipe of `tree`; `mcore` (the pinned Megatron
+    Core) decides the branches of upstream's cuda_graph helpers."""
     semantics = semantics or VersionSemantics(etp_one_with_ep=version_at_least(version, (0, 6, 0)))
-    interp = Interpreter(tree, extra_roots=(PERF_SCRIPTS_ROOT,))
+    interp = Interpreter(tree, extra_roots=(PERF_SCRIPTS_ROOT,), mcore=mcore)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
@@ -508,13 +686,16 @@ def extract(
                 library_exports(tree, interp) + perf_exports(tree, interp) + old_perf_exports(tree, interp)
             )
             cache: dict[int, Evaluated] = {}
+            exports += defined_exports(tree, interp, exports, cache)
             records = []
             for export in exports:
                 key = id(export.value)
                 if key not in cache:
                     cache[key] = evaluate(interp, export.value)
                 canonical = _canonical_name(export)
-                records.append(build_record(export, canonical, cache[key], version, semantics, path_prefix))
+                record = build_record(export, canonical, cache[key], version, semantics, path_prefix)
+                record.variants = _peft_variants(interp, export, canonical, record, version, semantics)
+                records.append(record)
     finally:
         sys.setrecursionlimit(limit)
     _link_aliases(records)

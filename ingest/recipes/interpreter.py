@@ -22,12 +22,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.recipes.environments import (
+    HELPER_PATCHED_OUT,
+    PATCHED_OUT_IN_TESTS,
+    Environment,
+    environments,
+    fake_provider_environment,
+)
 from ingest.recipes.names import MIXED_PRECISION_TO_TOKEN
 from ingest.recipes.sources import INDEXED_PACKAGES, SourceTree
 from ingest.recipes.values import (
     BoundMethod,
     Builtin,
     ClassRef,
+    EnvDependent,
     Ext,
     Func,
     LazyImport,
@@ -47,6 +55,16 @@ class Limits:
     collection_size: int = 10_000
     string_size: int = 100_000
     expression_depth: int = 120
+
+
+@dataclass(frozen=True)
+class McoreFacts:
+    """What the pinned Megatron Core defines, read statically from its source (catalog_build): the
+    TransformerConfig field names and the class names of megatron/core/transformer/enums.py."""
+
+    commit: str
+    transformer_fields: frozenset[str]
+    enum_classes: frozenset[str]
 
 
 @contextmanager
@@ -116,6 +134,12 @@ PROVIDER_METHODS = {
 ARGPARSE_CLASSES = {"ArgumentParser", "_ArgumentGroup", "_MutuallyExclusiveGroup"}
 # Mixed-precision preset functions (also model-specific ones such as nanov2_bf16_with_..._mixed).
 MIXED_PRECISION_PRESETS = tuple(MIXED_PRECISION_TO_TOKEN)
+# Upstream helpers whose effect depends on the run-time environment (torch.cuda): a call from a recipe runs
+# the helper once per environment (ingest/recipes/environments.py) and records what differs.
+ENVIRONMENT_MODULES = (
+    "megatron.bridge.training.flex_dispatcher_backend",
+    "megatron.bridge.utils.cuda_graph",
+)
 CAMEL = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9_]*$")
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -228,8 +252,17 @@ class Frame:
 class Interpreter:
     """Loads modules of one source tree lazily and evaluates functions abstractly."""
 
-    def __init__(self, tree: SourceTree, extra_roots: tuple[str, ...] = (), limits: Limits | None = None):
+    def __init__(
+        self,
+        tree: SourceTree,
+        extra_roots: tuple[str, ...] = (),
+        limits: Limits | None = None,
+        mcore: McoreFacts | None = None,
+    ):
         self.tree = tree
+        self.mcore = mcore
+        self.env: Environment | None = None  # set while an environment-dependent helper runs
+        self._cuda_readers: dict[str, bool] = {}  # helper module -> whether it reads torch.cuda
         self.extra_roots = extra_roots
         self.limits = limits or Limits()
         self.modules: dict[str, Module] = {}
@@ -792,6 +825,16 @@ class Interpreter:
         except Exception:  # noqa: BLE001 - abstract values inside containers are still truthy
             return None
 
+    def _imported_name_is_bound(self, value: Any) -> Any:
+        """While an environment-dependent helper runs, a name imported from Megatron Core is bound (not None)
+        when the pinned Megatron Core defines it; `CudaGraphModule is not None` is then decided."""
+        if self.env is None or self.mcore is None or not isinstance(value, Ext):
+            return value
+        module, _, short = value.dotted.rpartition(".")
+        if module == "megatron.core.transformer.enums":
+            return Builtin(value.dotted) if short in self.mcore.enum_classes else None
+        return value
+
     def _opaque(self, value: Any) -> bool:
         return isinstance(value, Unknown | Ext) or (isinstance(value, Obj) and value.kind == "vivified")
 
@@ -860,6 +903,7 @@ class Interpreter:
         for op, right_node in zip(ops, comparators, strict=True):
             right = self.resolve(self.eval(right_node, frame))
             if isinstance(op, ast.Is | ast.IsNot):
+                left, right = self._imported_name_is_bound(left), self._imported_name_is_bound(right)
                 if (self._opaque(left) or self._opaque(right)) and left is not right:
                     return Unknown(self._condition_reason(left_node, frame))
                 outcome = (left is right) if isinstance(op, ast.Is) else (left is not right)
@@ -900,6 +944,12 @@ class Interpreter:
                 return container[key]
             except IndexError:
                 return Unknown("index out of range")
+        if isinstance(container, Ext) and isinstance(key, str) and CAMEL.match(container.short):
+            # An enum member by name (CudaGraphModule["attn"]); Megatron Core's are recorded by their name,
+            # as recipes that assign strings are.
+            if container.dotted.startswith("megatron.core.transformer.enums."):
+                return key
+            return Ext(f"{container.dotted}.{key}")
         if isinstance(container, Ext | ClassRef):
             return container  # type subscription such as Optional[int] or Unpack[...]
         return Unknown("subscript of a value not known statically")
@@ -918,6 +968,9 @@ class Interpreter:
         if isinstance(obj, Obj):
             return self._obj_attr(obj, name)
         if isinstance(obj, Ext):
+            parent = obj.dotted.rsplit(".", 2)
+            if name == "name" and len(parent) == 3 and CAMEL.match(parent[1]):
+                return parent[2]  # an enum member's name: CudaGraphScope.attn.name
             return Ext(f"{obj.dotted}.{name}")
         if isinstance(obj, ClassRef):
             namespace = self.class_namespace(obj)
@@ -1038,7 +1091,17 @@ class Interpreter:
                 kwargs.update(spread)
             else:
                 self.notes["kwargs"] = f"`**{ast.unparse(keyword.value)[:40]}` not known statically"
-        return self.call(func, args, kwargs)
+        result = self.call(func, args, kwargs)
+        if isinstance(func, Ext) and isinstance(result, Unknown) and self._passes_config(args, kwargs):
+            self.notes[f"call:{func.short}"] = (
+                f"{func.dotted}() is given the config and may change it; its effect is not modelled "
+                f"({frame.module.relpath}:{node.lineno})"
+            )
+        return result
+
+    def _passes_config(self, args: list[Any], kwargs: dict[str, Any]) -> bool:
+        values = [self.resolve(v) for v in (*args, *kwargs.values())]
+        return any(isinstance(v, Obj) and v.kind in {"config", "provider"} for v in values)
 
     def _callee(self, func_node: ast.expr, frame: Frame) -> Any:
         """`obj.method` on an attribute bag is a method call, not a read that would create the attribute."""
@@ -1068,6 +1131,8 @@ class Interpreter:
         return Unknown("call of a value not known statically")
 
     def call_function(self, func: Func, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if self.env is None and func.module.name in ENVIRONMENT_MODULES and not func.name.startswith("_"):
+            return self._call_per_environment(func, args, kwargs)
         if self.depth >= self.limits.call_depth:
             return Unknown(f"call depth limit reached in {func.name}")
         local = self.bind(func, args, kwargs)
@@ -1082,6 +1147,86 @@ class Interpreter:
             return returned.value
         finally:
             self.depth -= 1
+
+    def _call_per_environment(self, func: Func, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Run an environment-dependent helper once per environment on copies of its config arguments; write
+        back each attribute it sets, as a plain value where every environment agrees, else EnvDependent."""
+        receivers = [a for a in (self.resolve(a) for a in args) if isinstance(a, Obj)]
+        # A helper module that never reads torch.cuda (cuda_graph helpers) gives the same result everywhere.
+        envs = list(environments()) if self._reads_cuda(func.module) else [environments()[0]]
+        model = receivers[0] if receivers else None
+        experts_from_hf = (
+            model is not None and model.kind == "provider" and "num_moe_experts" not in model.attrs
+        )
+        if experts_from_hf:
+            envs.append(fake_provider_environment())
+        outcomes: dict[str, list[dict[str, Any]] | str] = {}
+        results: list[Any] = []
+        for env in envs:
+            memo: dict[int, Any] = {}
+            copies = [clone(a, memo) for a in args]
+            copied_kwargs = {k: clone(v, memo) for k, v in kwargs.items()}
+            targets = [memo[id(r)] for r in receivers if id(r) in memo]
+            if experts_from_hf and targets:
+                # A recipe calls this helper for an MoE model only; a fake provider has no expert count.
+                targets[0].attrs["num_moe_experts"] = 1 if env.moe_experts_known else None
+            before = [dict(t.attrs) for t in targets]
+            self.env = env
+            try:
+                results.append(self.call_function(func, copies, copied_kwargs))
+            except RaiseSignal as error:
+                outcomes[env.name] = str(error)
+                continue
+            finally:
+                self.env = None
+            outcomes[env.name] = [
+                {k: v for k, v in t.attrs.items() if k not in old or old[k] is not v}
+                for t, old in zip(targets, before, strict=True)
+            ]
+            if experts_from_hf and targets:
+                outcomes[env.name][0].pop("num_moe_experts", None)  # type: ignore[index]
+        source = f"{func.module.relpath}:{getattr(func.node, 'lineno', 0)}"
+        rule = f"{func.name}()"
+        for index, receiver in enumerate(receivers):
+            self._merge_environments(
+                receiver, index, outcomes, rule, source, func.name in PATCHED_OUT_IN_TESTS
+            )
+        if results and is_plain(results[0]) and all(_same(results[0], r) for r in results[1:]):
+            return results[0]
+        return Unknown(f"result of {rule} depends on the environment")
+
+    def _reads_cuda(self, module: Module) -> bool:
+        if module.name not in self._cuda_readers:
+            text = self.tree.read_text(module.relpath) or ""
+            self._cuda_readers[module.name] = "torch.cuda" in text or "from torch import cuda" in text
+        return self._cuda_readers[module.name]
+
+    def _merge_environments(
+        self,
+        receiver: Obj,
+        index: int,
+        outcomes: dict[str, Any],
+        rule: str,
+        source: str,
+        patched_out_in_tests: bool = False,
+    ) -> None:
+        raises = {env: outcome for env, outcome in outcomes.items() if isinstance(outcome, str)}
+        ran = {env: outcome[index] for env, outcome in outcomes.items() if not isinstance(outcome, str)}
+        names = list(dict.fromkeys(name for written in ran.values() for name in written))
+        missing = object()
+        for name in names:
+            original = receiver.attrs.get(name, missing)
+            by_env = {env: written.get(name, original) for env, written in ran.items()}
+            if patched_out_in_tests:
+                by_env[HELPER_PATCHED_OUT] = original  # a unit test that replaces the helper with a no-op
+            if any(v is missing for v in by_env.values()):
+                unset = Unknown(f"not set by {rule}; an upstream default")
+                by_env = {env: unset if v is missing else v for env, v in by_env.items()}
+            values = list(by_env.values())
+            if not raises and all(_same(values[0], v) for v in values[1:]):
+                receiver.attrs[name] = self._write(values[0])
+            else:
+                receiver.attrs[name] = self._write(EnvDependent(by_env, raises, rule, source))
 
     def bind(self, func: Func, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Parameters -> values, with defaults evaluated in the defining module."""
@@ -1278,6 +1423,8 @@ class Interpreter:
                 return Unknown(f"{attr} is not set statically")  # the real object may have a default
             return self.get_attr(target, attr)
         if name == "hasattr" and len(args) == 2 and isinstance(args[0], Obj) and isinstance(args[1], str):
+            if self.env is not None and self.mcore is not None and args[0].kind in {"provider", "config"}:
+                return args[1] in args[0].attrs or args[1] in self.mcore.transformer_fields
             return True if args[1] in args[0].attrs else Unknown("hasattr on an object not known statically")
         if name == "isinstance" and len(args) == 2:
             return self._isinstance(args[0], args[1])
@@ -1424,6 +1571,16 @@ class Interpreter:
             if model_id is None:
                 self.notes["hf_model_id"] = "model id passed to the HF loader is not known statically"
             return Obj(cls=label, kind="hf", hf_model_id=model_id)
+        if self.env is not None and dotted == "torch.cuda.is_available":
+            return self.env.cuda
+        if self.env is not None and dotted == "torch.cuda.get_device_properties":
+            if not self.env.cuda:
+                raise RaiseSignal("RuntimeError: no CUDA device")
+            env = self.env
+            return Obj(
+                cls="_CudaDeviceProperties",
+                attrs={"name": env.device_name, "major": env.major, "minor": env.minor},
+            )
         if dotted == "re.compile" and args and isinstance(args[0], str):
             return args[0]  # the pattern text is what a catalog can use
         if short in MIXED_PRECISION_PRESETS or short.endswith(
@@ -1446,6 +1603,13 @@ class Interpreter:
                 return parser
             return Obj(cls=short, kind=kind, attrs=dict(kwargs), args=list(args))
         return Unknown(f"result of {dotted}()")
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Plain values compare by value; anything else by identity."""
+    if left is right:
+        return True
+    return is_plain(left) and is_plain(right) and left == right
 
 
 def clone(value: Any, memo: dict[int, Any] | None = None) -> Any:

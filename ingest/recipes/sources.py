@@ -20,6 +20,9 @@ INDEXED_PACKAGES = (
     "megatron.bridge.diffusion.recipes",
     "megatron.bridge.models",
     "megatron.bridge.package_info",
+    # Environment-dependent config helpers recipes call last (run per environment, interpreter.py).
+    "megatron.bridge.training.flex_dispatcher_backend",
+    "megatron.bridge.utils.cuda_graph",
 )
 
 

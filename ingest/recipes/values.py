@@ -93,3 +93,18 @@ class BoundMethod:
 @dataclass(frozen=True)
 class Builtin:
     name: str
+
+
+@dataclass(eq=False)
+class EnvDependent:
+    """A value an upstream helper sets differently per run-time environment (the GPU, CUDA present or not).
+
+    by_env maps an environment name ("h100", "gb200", "no_cuda", ...) to the value there; raises maps an
+    environment to the error the helper raises in it. rule names the call, source is "relpath:line" of the
+    helper's definition.
+    """
+
+    by_env: dict[str, Any]
+    raises: dict[str, str]
+    rule: str
+    source: str

@@ -53,13 +53,16 @@ CONFIG_FIELDS = (
 )
 
 
-def _inputs(recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int):
+def _inputs(
+    recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int, kind: str | None = None
+):
     check_gpus(gpus, gpus_per_node)
     gpu_spec(gpu_type)
     version = normalize_version(version or catalog.DEFAULT_VERSION)
-    record: RecipeRecord = catalog.resolve_recipe(recipe, version=version)
+    record: RecipeRecord = catalog.resolve_recipe(recipe, version=version, kind=kind)
     launcher = catalog.load_catalog(version).launcher
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type.lower(), gpus_per_node=gpus_per_node)
+    record = catalog.on_gpu(record, cluster.gpu_type)
     return version, record, launcher, cluster, _arch(record)
 
 
@@ -120,8 +123,10 @@ def _findings_table(console: Console, findings: list[Finding]) -> None:
     console.print(table)
 
 
-def run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node)
+def run_check(
+    recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind=None
+) -> dict[str, Any]:
+    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
     user = _user_overrides(overrides, seq_len)
     config = build_config(record, user, version=version, dataset=dataset)
     findings = validate(config, arch, cluster, version, launcher) + _arch_note(record, arch)
@@ -129,13 +134,14 @@ def run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, 
         "config": config_json(config, cluster),
         "findings": [item.to_json() for item in findings],
         "valid": not has_errors(findings),
+        "recipe_resolution": catalog.resolution_note(recipe, record, kind),
     }
 
 
 def run_plan(
-    recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search
+    recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node)
+    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
     user = _user_overrides(overrides, None)
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
     chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
@@ -164,7 +170,12 @@ def run_plan(
             "notes": cmds.notes if cmds else [],
         },
         "fit": result.fit.to_json() if result.fit else None,
+        "recipe_resolution": catalog.resolution_note(recipe, record, kind),
     }
+    if not record.reachable:
+        out["commands"]["notes"].append(f"not launchable: {record.unreachable_reason}")
+        for key in ("torchrun", "multinode", "slurm", "benchmark"):
+            out["commands"][key] = None
     if search:
         out["search"] = _search(arch, cluster, record, result, seq_len)
     return out
@@ -248,6 +259,15 @@ def _print_plan(data: dict[str, Any]) -> None:
         console.print_json(json.dumps(data["search"]))
 
 
+KIND_HELP = "library or benchmark, when both have this name (or write library:NAME / benchmark:NAME)."
+
+
+def _say_resolution(resolution: dict[str, Any]) -> None:
+    """Two records share the name: say on stderr which one was used and how to get the other."""
+    if resolution["ambiguous"]:
+        typer.secho(f"note: {resolution['note']}", fg=typer.colors.YELLOW, err=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add `check` and `plan` to the root app."""
 
@@ -264,11 +284,13 @@ def register(app: typer.Typer) -> None:
         gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
         seq_len: int | None = typer.Option(None, "--seq-len", help="Sequence length to check."),
         dataset: str | None = typer.Option(None, "--dataset", help="run_recipe.py dataset preset."),
+        kind: str | None = typer.Option(None, "--kind", help=KIND_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
         overrides: list[str] | None = typer.Argument(None, help="KEY=VALUE config overrides."),
     ) -> None:
         """Check a recipe plus overrides against Megatron's rules before launching it."""
-        data = run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides)
+        data = run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind)
+        _say_resolution(data["recipe_resolution"])
         if as_json:
             typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:
@@ -286,11 +308,15 @@ def register(app: typer.Typer) -> None:
         seq_len: int | None = typer.Option(None, "--seq-len"),
         dataset: str | None = typer.Option(None, "--dataset"),
         search: bool = typer.Option(False, "--search", help="Also rank layouts with the estimator."),
+        kind: str | None = typer.Option(None, "--kind", help=KIND_HELP),
         as_json: bool = typer.Option(False, "--json"),
         overrides: list[str] | None = typer.Argument(None, help="KEY=VALUE overrides to keep fixed."),
     ) -> None:
         """Resize a recipe to your GPUs and print the overrides and launch commands."""
-        data = run_plan(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search)
+        data = run_plan(
+            recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind
+        )
+        _say_resolution(data["recipe_resolution"])
         if as_json:
             typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:

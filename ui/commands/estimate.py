@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--spec", type=Path, help="JSON file with Megatron TransformerConfig field names.")
     source.add_argument("--batch", type=Path, help='JSONL file: one {"id", "args": [...]} per line.')
     parser.add_argument("--version", help="Megatron-Bridge version of the recipe catalog (default 0.6.0).")
+    parser.add_argument(
+        "--kind",
+        choices=("library", "benchmark"),
+        help="Which recipe, when a library and a benchmark recipe share the name (or write KIND:NAME).",
+    )
     parser.add_argument("--gpus", type=int, help="Number of GPUs.")
     parser.add_argument(
         "--gpu-type",
@@ -148,6 +153,7 @@ def run_estimate(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {
         "model": run["arch"].hf_model_id,
         "recipe": run.get("recipe"),
+        "recipe_resolution": run.get("recipe_resolution"),
         "version": run.get("version"),
         "cluster": {"num_gpus": cluster.num_gpus, "gpu_type": hw.key, "gpus_per_node": cluster.gpus_per_node},
         "mode": run["mode"],
@@ -293,11 +299,12 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
 
 
 def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
-    from assistant.catalog import resolve_recipe
+    from assistant.catalog import on_gpu, resolution_note, resolve_recipe
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
 
-    record = resolve_recipe(args.recipe, version=args.version)
+    record = resolve_recipe(args.recipe, version=args.version, kind=args.kind)
+    record = on_gpu(record, (args.gpu_type or "h100").lower())
     config = build_config(record, list(args.overrides), version=args.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
@@ -318,6 +325,7 @@ def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "config": config,
         "recipe": record.name,
+        "recipe_resolution": resolution_note(args.recipe, record, args.kind),
         "version": config.version,
         "arch": arch,
         "cluster": _cluster(args),

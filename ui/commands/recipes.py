@@ -75,15 +75,21 @@ def show(
     kind: str = typer.Option(None, "--kind", help="library or benchmark (when a name is both)."),
     as_json: bool = typer.Option(False, "--json", help="Print the full record as JSON."),
 ) -> None:
-    """Show one recipe's values and where they were read from."""
-    from assistant.catalog import resolve_recipe
+    """Show one recipe's values and where they were read from (`library:NAME`/`benchmark:NAME` or --kind
+    pick one of two records sharing a name)."""
+    from assistant.catalog import resolution_note, resolve_recipe
 
     record = resolve_recipe(name, version=version, kind=kind)
+    resolution = resolution_note(name, record, kind)
     if as_json:
-        typer.echo(json.dumps(record.to_json(), indent=1))
+        typer.echo(json.dumps({**record.to_json(), "resolution": resolution}, indent=1))
         return
     console = Console()
     console.print(f"[bold]{record.name}[/bold] ({record.kind}, Megatron-Bridge {record.version})")
+    if resolution["ambiguous"]:
+        console.print(f"[yellow]note[/yellow]: {resolution['note']}")
+    if not record.reachable:
+        console.print(f"[yellow]not launchable[/yellow]: {record.unreachable_reason}")
     if record.canonical != record.name:
         console.print(f"alias of {record.canonical}")
     rows = [
@@ -108,6 +114,18 @@ def show(
     ]
     for label, value in rows:
         console.print(f"  {label}: {value}")
+    for variant in record.variants:
+        flags = " ".join(variant.launcher_args) or ("(no flag)" if variant.launcher_default else "")
+        call = ", ".join(f"{k}={v!r}" for k, v in variant.call.items())
+        console.print(
+            f"  called with {call}: {variant.mode}, {_par(variant)}, GBS {variant.global_batch_size} {flags}"
+        )
+    for path, value in record.gpu_dependent.items():
+        per_gpu = ", ".join(f"{gpu} {json.dumps(v)}" for gpu, v in value.by_gpu.items())
+        console.print(
+            f"  per GPU {path} ({value.rule}, {value.source.path}:{value.source.line}): {per_gpu}; "
+            f"fields hold {value.assumed}"
+        )
     for field, reason in record.unknown.items():
         console.print(f"  [yellow]unknown[/yellow] {field}: {reason}")
 
@@ -135,10 +153,14 @@ def diff(
     as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
 ) -> None:
     """Field-by-field differences of one recipe name between two versions."""
-    from assistant.catalog import resolve_recipe
+    from assistant.catalog import resolution_note, resolve_recipe
 
-    old = _flat(resolve_recipe(name, version=from_version, kind=kind))
-    new = _flat(resolve_recipe(name, version=to_version, kind=kind))
+    records = [resolve_recipe(name, version=v, kind=kind) for v in (from_version, to_version)]
+    for record in records:
+        resolution = resolution_note(name, record, kind)
+        if resolution["ambiguous"]:
+            typer.secho(f"note: {resolution['note']}", fg=typer.colors.YELLOW, err=True)
+    old, new = (_flat(record) for record in records)
     changes = [
         {"field": key, "from": old.get(key), "to": new.get(key)}
         for key in sorted(set(old) | set(new))
