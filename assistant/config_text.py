@@ -81,9 +81,10 @@ _SHORT_IN_WORDS = re.compile(
 )
 # "TP 4", "tp4", "EP8", "ETP 1", "MBS 1", "GBS 192", "TP为4": a size name right before its number. Not
 # sequence_parallel (a flag), and not a number that is a count of something else ("EP 8 GPUs", "PP 4k").
+_SIZE_NAMES = "etp|tp|pp|vpp|vp|cp|ep|mbs|gbs"  # a size name may follow a number directly: "tp2pp4"
 _SIZE = re.compile(
-    r"(?<![A-Za-z_.\-])(etp|tp|pp|vpp|vp|cp|ep|mbs|gbs)\s*(?:[:：]|为|是)?\s*(\d{1,7})"
-    r"(?![\d.]|[A-Za-z_]|\s*(?:gpus?\b|cards?\b|nodes?\b|卡|张|台|个节点|节点))",
+    rf"(?<![A-Za-z_.\-])({_SIZE_NAMES})\s*(?:[:：]|为|是)?\s*(\d{{1,7}})"
+    rf"(?![\d.]|(?!(?:{_SIZE_NAMES})\d)[A-Za-z_]|\s*(?:gpus?\b|cards?\b|nodes?\b|卡|张|台|个节点|节点))",
     re.IGNORECASE,
 )
 _YAML_LINE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:(?:\s+(.*?))?\s*$")

@@ -51,7 +51,10 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 
 def _signature(rules: tuple[str, ...], where: str, *texts: str) -> ErrorSignature:
-    return ErrorSignature(rules, where, texts, tuple(_pattern(t) for t in texts))
+    """Each text matches whole or by its first sentence, which is what a pasted log line often keeps."""
+    heads = {t.split(". ", 1)[0] for t in texts} - set(texts)
+    patterns = tuple(_pattern(t) for t in (*texts, *sorted(h for h in heads if len(h) >= 25)))
+    return ErrorSignature(rules, where, texts, patterns)
 
 
 # The numbers 9001.. stand for any number; a phrase stands for a text quoted only in part.
