@@ -28,9 +28,12 @@ from assistant.rules.validate import (
     LAST_STAGE_LAYERS,
     validate,
 )
+from assistant.rules.versions import BUNDLED_VERSIONS, traits
 
 ArchLookup = Callable[[str | None], ModelArch | None]
 ETP_KEY = "model.expert_tensor_parallel_size"
+# The first bundled release whose training entry sets an unset ETP to 1 (rules/versions.py).
+ETP_DEFAULT_SINCE = next(v for v in BUNDLED_VERSIONS if traits(v).etp_defaults_to_one)
 
 
 @dataclass(frozen=True)
@@ -386,15 +389,16 @@ def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
         )
         if diag.unset_etp:
             assert diag.config is not None and diag.record is not None
+            since = ETP_DEFAULT_SINCE
             parts.append(
                 say(
                     lang,
                     f"`{diag.record.name}` leaves `{ETP_KEY}` unset. Where nothing sets it to 1 (Bridge's "
-                    "training entry does so from 0.6.0 when EP > 1; a script that calls "
+                    f"training entry does so from {since} when EP > 1; a script that calls "
                     "`initialize_model_parallel` itself does not), Megatron-Core uses TP for it: "
                     f"ETP = {diag.config.tp}.",
                     f"`{diag.record.name}` 没有设置 `{ETP_KEY}`。在没有把它设为 1 的路径上"
-                    "（Bridge 的训练入口自 0.6.0 起在 EP > 1 时设为 1；"
+                    f"（Bridge 的训练入口自 {since} 起在 EP > 1 时设为 1；"
                     "自行调用 `initialize_model_parallel` 的脚本不会），"
                     f"Megatron-Core 让它等于 TP：ETP = {diag.config.tp}。",
                 )
@@ -423,6 +427,8 @@ def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
                     "失败来自上面的设置。",
                 )
             )
+    if diag.broken is None:
+        parts.append(broken_recipe_note(diag.record, lang))  # broken, for another reason than this error
     parts.append(_fix_lines(diag, lang))
     return "\n\n".join(p for p in parts if p)
 
