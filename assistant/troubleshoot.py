@@ -161,6 +161,7 @@ class Diagnosis:
     repair: Repair | None = None
     alternatives: list[dict[str, Any]] = field(default_factory=list)  # other fixes the rules accept
     broken: SelfCheck | None = None  # the recipe's own defaults fail the same check on its own GPUs
+    assumed_gpus: bool = False  # no GPU count given: the recipe's, or the fewest its layout uses
 
     @property
     def explained(self) -> bool:
@@ -183,6 +184,13 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
     version = catalog.version
     overrides = typed_overrides(slots)
     config = build_config(record, overrides, version=version, dataset=slots.dataset)
+    model_parallel = config.tp * config.pp * config.cp
+    assumed_gpus = slots.num_gpus is None and slots.num_nodes is None
+    if assumed_gpus and cluster.num_gpus % model_parallel:
+        # "CP=4 on qwen3_30b_a3b_sft_config" states a layout, not a GPU count: check it on the fewest GPUs it
+        # can use (at least the recipe's), as `validate` answers do.
+        count = -(-cluster.num_gpus // model_parallel) * model_parallel
+        cluster = cluster.model_copy(update={"num_gpus": count})
     arch = recipe_arch(record, load_model_arch)
     findings = validate(config, arch, cluster, version, catalog.launcher)
     rules = signature.rules if signature else ()
@@ -215,8 +223,9 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         check if check and not check.passes and {f.id for f in causes} & set(check.failing_rules) else None
     )
     return Diagnosis(
-        signature, record, cluster, config, arch, findings, causes, unset_etp, fixed, alternatives, broken
-    )
+        signature, record, cluster, config, arch, findings, causes, unset_etp, fixed, alternatives, broken,
+        assumed_gpus,
+    )  # fmt: skip
 
 
 def _has(findings: list[Finding], rule_id: str) -> bool:
@@ -376,6 +385,16 @@ def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
     parts.append(
         say(lang, f"**Checked on your config:** {_stated(diag)}.", f"**按你的配置检查：** {_stated(diag)}。")
     )
+    if diag.assumed_gpus:
+        parts.append(
+            say(
+                lang,
+                f"You did not say how many GPUs you have; this checks {diag.cluster.num_gpus} (the recipe's, "
+                "or the fewest your layout can use).",
+                f"你没有说明 GPU 数量；这里按 {diag.cluster.num_gpus} 张检查（配方自身的数量，"
+                "或你的布局至少需要的数量）。",
+            )
+        )
     if diag.causes:
         first = diag.causes[0]
         where = f" ({diag.signature.where})" if diag.signature else ""

@@ -118,3 +118,17 @@ def test_an_error_the_config_does_not_explain_says_so_and_ranks_known_causes(set
 def test_error_texts_match_the_upstream_check(error, rules):
     signature = match_error(error)
     assert (signature.rules if signature else None) == rules
+
+
+def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_uses(settings):
+    answer = ask(
+        "SFT of qwen3_30b_a3b with context_parallel_size=4 fails with 'When finetuning with CP>1, "
+        "calculate_per_token_loss must be True'. What do I need to set?",
+        version="0.5.1",
+        settings=settings,
+    )
+    text = answer.answer_markdown
+    assert answer.intent == "troubleshoot" and "this checks 32" in text  # TP 4 · PP 2 · CP 4
+    assert "model.calculate_per_token_loss=true ddp.average_in_collective=false" in text
+    assert "tensor_model_parallel_size" not in text  # no layout change for a GPU count it made up
+    assert "From the guide:" not in text  # the rule module reproduced the error: no loosely related quote
