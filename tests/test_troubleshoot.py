@@ -86,6 +86,8 @@ def test_a_follow_up_rechecks_the_amended_config(settings):
     assert "92 layers over PP 6 leaves 15.33 per stage" in answer.answer_markdown
     # PP 6 also breaks the expert mesh (6·16·1 = 96 does not divide 128): said, not hidden.
     assert "PP·EP·ETP = 6·16·1 = 96" in answer.answer_markdown
+    answer = ask("and on 64 GPUs?", conversation=conversation, settings=settings)
+    assert answer.intent == "troubleshoot" and "· 64 × H100 ·" in answer.answer_markdown
 
 
 def test_an_error_the_config_does_not_explain_says_so_and_ranks_known_causes(settings):
