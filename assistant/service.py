@@ -560,13 +560,13 @@ def _troubleshoot_answer(
     query = " ".join([answer.slots.error_text or text, *(f.id for f in diagnosis.causes)])
     hits = _retrieve(settings, query, lang, ctx.catalog.version)
     answer.citations = citations_from(hits)
-    # An error the rule module reproduces is answered by it; the guide is quoted only when it does not.
-    quote = hits and not diagnosis.explained
+    # An error the rule module reproduces is answered by it: the guide's best section only backs it up.
+    quoted = hits[:1] if diagnosis.explained else hits
     answer.answer_markdown = "\n\n".join(
         s
         for s in [
             render(diagnosis, lang, asks_if_broken(text)),
-            _passages_answer(hits, lang, "From the guide:", "参考指南：") if quote else "",
+            _passages_answer(quoted, lang, "From the guide:", "参考指南：") if hits else "",
             "\n".join(sources_lines(answer.citations, lang)),
         ]
         if s
