@@ -79,6 +79,20 @@ class RecipeVariant(Record):
     changed: dict[str, Any] = Field(default_factory=dict)  # fields that differ from the record's own call
 
 
+class SelfCheck(Record):
+    """Whether a recipe's own defaults pass the rule module on its own GPU count (the count in its name, else
+    the minimum world size of its layout), recorded at catalog build time (ingest/self_check.py)."""
+
+    passes: bool
+    gpus: int
+    gpu_type: str
+    failing_rules: list[str] = Field(default_factory=list)
+    upstream_errors: list[str] = Field(default_factory=list)  # what the failing checks raise, verbatim
+    # Overrides that make the defaults pass (each re-checked by the rule module); None when none is found.
+    fix: dict[str, Any] | None = None
+    arch_known: bool = True  # False: the model architecture is not bundled, so only layout rules ran
+
+
 class RecipeRecord(Record):
     """One exported recipe name in one Megatron-Bridge version, read statically from source."""
 
@@ -116,6 +130,7 @@ class RecipeRecord(Record):
     unreachable_reason: str | None = None
     gpu_dependent: dict[str, EnvValue] = Field(default_factory=dict)  # field path -> its values per GPU
     variants: list[RecipeVariant] = Field(default_factory=list)
+    self_check: SelfCheck | None = None
 
     def written_for(self, cluster: Cluster) -> bool:
         """The cluster is the GPU count (in the name, else the minimum) and type the recipe is written for."""

@@ -43,6 +43,7 @@ from assistant.rules.fit import estimate_fit
 from assistant.rules.validate import has_errors, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
+from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.version_facts import dataset_fact, launcher_facts
 
@@ -248,7 +249,8 @@ def _validate_answer(
                 " It passes Megatron's checks but, by the memory estimate, **does not fit** these GPUs.",
                 "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
             )
-    parts = [sized, head, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
+    broken = broken_recipe_note(record, lang)
+    parts = [sized, head, broken, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
     return "\n\n".join(part for part in parts if part), rec
 
 
@@ -462,6 +464,9 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.answer_markdown = _decline(slots, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
+    diagnosis = diagnose(slots, ctx.catalog, _arch_of) if slots.intent == "troubleshoot" else None
+    if diagnosis is not None and diagnosis.config is not None:
+        return _troubleshoot_answer(answer, diagnosis, text, ctx, answer_lang, settings)
     if slots.intent in ("explain", "troubleshoot"):
         query = slots.error_text or text
         hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
@@ -547,6 +552,33 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     return _answer_from(answer, rec, ctx, text, answer_lang, turn)
 
 
+def _arch_of(hf_id: str | None):
+    return load_model_arch(hf_id) if hf_id else None
+
+
+def _troubleshoot_answer(
+    answer: Answer, diagnosis, text: str, ctx: VersionContext, lang: str, settings: Settings
+) -> Answer:
+    """An error on a named config: the rule module's diagnosis first, then the guide passages it cites."""
+    answer.recipe = diagnosis.record
+    answer.findings = [f.to_json() for f in diagnosis.findings]
+    query = " ".join([answer.slots.error_text or text, *(f.id for f in diagnosis.causes)])
+    hits = _retrieve(settings, query, lang, ctx.catalog.version)
+    answer.citations = citations_from(hits)
+    # An error the rule module reproduces is answered by it: the guide's best section only backs it up.
+    quoted = hits[:1] if diagnosis.explained else hits
+    answer.answer_markdown = "\n\n".join(
+        s
+        for s in [
+            render(diagnosis, lang, asks_if_broken(text)),
+            _passages_answer(quoted, lang, "From the guide:", "参考指南：") if hits else "",
+            "\n".join(sources_lines(answer.citations, lang)),
+        ]
+        if s
+    )
+    return answer
+
+
 def _answer_from(
     answer: Answer, rec: Recommendation, ctx: VersionContext, text: str, lang: str, turn: _Turn
 ) -> Answer:
@@ -560,6 +592,8 @@ def _answer_from(
                 "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
             )
         )
+    if note := broken_recipe_note(rec.recipe, lang):
+        preface.append(note)
     if rec.recipe.kind == "benchmark":
         preface.append(
             say(

@@ -72,6 +72,8 @@ class Conversation:
         merged["features"] = sorted({*old.features, *new.features})
         merged["language"] = new.language
         merged["intent"] = _merged_intent(old, new)
+        if merged["intent"] == "troubleshoot" and new.error_text is None:
+            merged["error_text"] = old.error_text  # "and with PP 4?" re-checks the same error
         self.slots = Slots(**merged)
         return self.slots.model_copy(deep=True)
 
@@ -106,6 +108,8 @@ def _merged_intent(old: Slots, new: Slots) -> str:
 
     A question that only changes the plan of a running recommendation ("改成 LoRA 呢？", "what about 128K?",
     "换成 FP8 呢？") continues it, even when its wording reads like a question about the docs."""
+    if old.intent == "troubleshoot" and not _names_model(new) and _amends_config(new):
+        return old.intent  # "and with PP 4?", "and on 64 GPUs?" after an error: the same error, amended
     continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
     if new.intent == "explain" and continues and _changes_plan(new):
         return old.intent
@@ -114,6 +118,13 @@ def _merged_intent(old: Slots, new: Slots) -> str:
     if old.intent == "benchmark" or (old.intent == "first_try" and not _names_model(new)):
         return old.intent
     return new.intent
+
+
+def _amends_config(slots: Slots) -> bool:
+    """A turn that only changes sizes or the GPUs of the config under discussion."""
+    sizes = slots.intent == "validate" and bool(slots.overrides)
+    gpus = slots.intent == "recommend" and slots.goal is None and (slots.num_gpus or slots.num_nodes)
+    return bool(sizes or gpus)
 
 
 def _changes_plan(slots: Slots) -> bool:

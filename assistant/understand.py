@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 
+from assistant.config_text import read_config_text
 from assistant.errors import UserError
 from assistant.model_names import StemIndex, find_hf_id, match_model, split_recipe_name
 from assistant.records import Intent, Slots
@@ -139,7 +140,8 @@ _ERROR_MARKERS = rx(
     r"|cuda graph accepts only|\booms?\b|out of memory|outofmemory|显存溢出|显存不足|爆显存|报错|\bsegfault\b"
     r"|segmentation fault|\bnccl (?:error|timeout)\b|\bkilled\b|core dumped|\bcrash(?:ed|es)?\b"
     r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|吞吐很差|吞吐低|气泡太大"
-    r"|must be (?:divisible|a multiple)|(?:is )?not divisible|should be \d+ when|is only supported"
+    r"|must be (?:divisible|a multiple)|(?:is )?not divisible|should be divisible|should be \d+ when"
+    r"|is only supported|\bfail(?:s|ed)\b|initialize_model_parallel"
     r"|only supported with|\bnot supported\b|invalid choice|\binvalid\b|watchdog|timed out|\btimeout\b"
     r"|\bnan loss|loss (?:is )?nan"
     r"|exit code \d+|\bhangs?\b|\bstuck\b|has no effect|does(?:n't| not) work|not working|\bslow(?:er|ly)?\b"
@@ -400,72 +402,6 @@ def extract_versions(t: str, default_version: str | None) -> list[str]:
 # ---------------------------------------------------------------- recipe names and overrides
 
 _RECIPE = rx(r"(?<![A-Za-z0-9_.])([a-z][a-z0-9_]*?_config(?:_[a-z0-9]+)?)(?![A-Za-z0-9_])")
-_OVERRIDE_ROOTS = (
-    "model", "train", "training", "optimizer", "scheduler", "dataset", "checkpoint", "logger", "ddp", "rng",
-    "mixed_precision", "comm_overlap", "peft", "tokenizer", "profiling", "dist", "ft", "straggler", "nvrx",
-    "inprocess_restart", "tensor_inspect",
-)  # fmt: skip
-_SHORT_KEYS = {
-    "tp": "model.tensor_model_parallel_size",
-    "pp": "model.pipeline_model_parallel_size",
-    "vp": "model.virtual_pipeline_model_parallel_size",
-    "vpp": "model.virtual_pipeline_model_parallel_size",
-    "cp": "model.context_parallel_size",
-    "ep": "model.expert_model_parallel_size",
-    "etp": "model.expert_tensor_parallel_size",
-    "sp": "model.sequence_parallel",
-    "mbs": "train.micro_batch_size",
-    "gbs": "train.global_batch_size",
-    "seq_length": "model.seq_length",
-    "seq_len": "model.seq_length",
-    # Bare field names, written without their section ("global_batch_size=100").
-    "global_batch_size": "train.global_batch_size",
-    "micro_batch_size": "train.micro_batch_size",
-    "tensor_model_parallel_size": "model.tensor_model_parallel_size",
-    "pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
-    "virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
-    "context_parallel_size": "model.context_parallel_size",
-    "expert_model_parallel_size": "model.expert_model_parallel_size",
-    "expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
-    "sequence_parallel": "model.sequence_parallel",
-}
-_OVERRIDE = rx(
-    r"(?<![A-Za-z0-9_.\-])([a-z_][a-z0-9_]{0,60}(?:\.[a-z0-9_]{1,60}){0,6})\s*=\s*"
-    r"(\[[^\]\n]{0,300}\]|\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|[^\s,;'\"，；。)]{1,300})",
-    re.IGNORECASE,
-)
-
-
-# "EP 设成 6", "TP 改为 4", "set ep to 6": a short parallelism name given a number in words.
-_SHORT_IN_WORDS = rx(
-    r"(?<![A-Za-z0-9_.])(" + "|".join(sorted(_SHORT_KEYS, key=len, reverse=True)) + r")"
-    r"\s*(?:设成|设为|设置为|设置成|改成|改为|用|to|of)\s*(\d{1,7})\b",
-    re.IGNORECASE,
-)
-_TRAILING_PUNCTUATION = "?？!！.。,，;；:：)）"
-
-
-# ConfigContainer fields set by name at the top level (a recipe writes mixed_precision = "bf16_mixed").
-_ROOT_SCALAR_KEYS = frozenset({"mixed_precision"})
-
-
-def extract_overrides(text: str) -> dict[str, str]:
-    """KEY=VALUE pairs whose key is a config path or a short parallelism name (tp, pp, ep, ...)."""
-    out: dict[str, str] = {}
-    for m in _SHORT_IN_WORDS.finditer(text):
-        out[_SHORT_KEYS[m.group(1).lower()]] = m.group(2)
-    for m in _OVERRIDE.finditer(text):
-        key, value = m.group(1), m.group(2).strip("'\"")
-        if not value.startswith(("[", "'", '"')):
-            value = value.rstrip(_TRAILING_PUNCTUATION) or value
-        lower = key.lower()
-        if lower in _SHORT_KEYS:
-            out[_SHORT_KEYS[lower]] = value
-        elif "." in key and key.split(".")[0] in _OVERRIDE_ROOTS:
-            out[key] = value
-        elif lower in _ROOT_SCALAR_KEYS:
-            out[lower] = value
-    return out
 
 
 # ---------------------------------------------------------------- intent
@@ -694,7 +630,8 @@ def understand(
         goal = {"finetune": "sft", "lora": "peft"}.get(recipe_parts.task, recipe_parts.task)
     slots.update(goal=goal, peft_scheme=scheme)
 
-    overrides = extract_overrides(prose)
+    # Config values come from the whole text: a YAML dump or a log's config lines count, not only prose.
+    overrides = read_config_text(raw).overrides
     slots["overrides"] = overrides
     if _ENABLE_CUDA_GRAPHS.search(t) and not any("cuda_graph" in key for key in overrides):
         slots["features"] = ["cuda_graphs"]

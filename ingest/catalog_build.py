@@ -11,7 +11,8 @@ fine: the text files a catalog needs are materialised into a temp dir with `git 
 `git cat-file --batch`, because `git archive` fails on mirrors with missing large blobs).
 0.3.1 is the PyPI wheel (downloaded with `pip download --no-deps` when --wheel is not given);
 the wheel has no scripts/, so its launcher and old benchmark configs come from git tag v0.3.1.
-Nothing fetched is kept: only the extracted JSON is written, atomically.
+Nothing fetched is kept: only the extracted JSON is written, atomically, with each record's `self_check`
+(ingest/self_check.py: do the recipe's defaults pass the rule module on its own GPU count?).
 
 Mirrors: --git (or AUTORECIPE_BRIDGE_GIT) is the Megatron-Bridge git dir; --mcore-git (or
 AUTORECIPE_MCORE_GIT) the Megatron-LM git dir, read at the commit each release pins as its
@@ -34,6 +35,7 @@ from ingest.recipes.build import build_catalog, write_catalog
 from ingest.recipes.interpreter import McoreFacts
 from ingest.recipes.mcore import ENUMS, MODEL_PARALLEL_CONFIG, TRANSFORMER_CONFIG, mcore_facts
 from ingest.recipes.sources import SourceTree, open_source
+from ingest.self_check import annotate
 
 BRIDGE_GIT_SETTING = "AUTORECIPE_BRIDGE_GIT"
 MCORE_GIT_SETTING = "AUTORECIPE_MCORE_GIT"
@@ -211,7 +213,8 @@ def build_version(
         else:
             source = CatalogSource(kind="git", ref=bundled.ref, commit=commit)
             catalog = build_catalog(git_tree, bundled.version, source, mcore=mcore)
-        return write_catalog(catalog, out_dir / f"{bundled.version}.json")
+        # Each record says whether its own defaults pass the rule module on its own GPUs.
+        return write_catalog(annotate(catalog), out_dir / f"{bundled.version}.json")
 
 
 def main(argv: list[str] | None = None) -> None:

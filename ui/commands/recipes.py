@@ -111,6 +111,7 @@ def show(
         ("fsdp / packed", f"{record.fsdp} / {record.packed_sequence}"),
         ("aliases", ", ".join(record.aliases) or None),
         ("source", f"{record.source.path}:{record.source.line}"),
+        ("self-check (defaults on its own GPUs)", _self_check(record)),
     ]
     for label, value in rows:
         console.print(f"  {label}: {value}")
@@ -128,6 +129,17 @@ def show(
         )
     for field, reason in record.unknown.items():
         console.print(f"  [yellow]unknown[/yellow] {field}: {reason}")
+
+
+def _self_check(record: Any) -> str | None:
+    check = record.self_check
+    if check is None:
+        return None
+    where = f"{check.gpus} × {check.gpu_type}"
+    if check.passes:
+        return f"passes on {where}"
+    fix = " ".join(f"{k}={v}" for k, v in (check.fix or {}).items()) or "none found"
+    return f"BROKEN in this release on {where}: {', '.join(check.failing_rules)}; fix: {fix}"
 
 
 def _flat(record: Any) -> dict[str, Any]:

@@ -1,0 +1,575 @@
+"""An error on a named config: the upstream check that raised it, why here, and a fix that re-validates.
+
+1. The pasted error is matched to the upstream assertion that raises it (the texts of rules/upstream.py).
+2. The rule module runs on the concrete config: the recipe's defaults in the question's version, then the
+   user's sizes and GPUs.
+3. The cause is said in the user's numbers ("92 layers over PP 8 leaves 11.5 per stage").
+4. The fix comes from the rules' own fixes and is re-checked by them (rules/repair.py).
+When nothing in the config explains the error, the answer says so and lists the checks known to raise that
+text, most likely first, never a guessed cause. Pure apart from the model lookup the caller passes in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.compose import say
+from assistant.recommend import cluster_for, select_recipe, typed_overrides
+from assistant.records import Catalog, Cluster, Finding, ModelArch, RecipeRecord, SelfCheck, Slots
+from assistant.rules import upstream
+from assistant.rules.config import EffectiveConfig, build_config
+from assistant.rules.findings import effective_etp, render_value
+from assistant.rules.repair import LAUNCH_INPUT_RULES, Repair, errors_of, repair
+from assistant.rules.validate import (
+    FIRST_STAGE_LAYERS,
+    LAST_STAGE_LAYERS,
+    validate,
+)
+from assistant.rules.versions import BUNDLED_VERSIONS, traits
+
+ArchLookup = Callable[[str | None], ModelArch | None]
+ETP_KEY = "model.expert_tensor_parallel_size"
+# The first bundled release whose training entry sets an unset ETP to 1 (rules/versions.py).
+ETP_DEFAULT_SINCE = next(v for v in BUNDLED_VERSIONS if traits(v).etp_defaults_to_one)
+
+
+@dataclass(frozen=True)
+class ErrorSignature:
+    """One upstream error text: the rules that raise it (most likely cause first) and where it is raised."""
+
+    rules: tuple[str, ...]
+    where: str
+    texts: tuple[str, ...]  # upstream texts (numbers are placeholders) or distinctive phrases of them
+    patterns: tuple[re.Pattern[str], ...] = field(default=(), compare=False)
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    """An upstream text with its numbers as \\d+ and any run of whitespace as \\s+."""
+    escaped = re.escape(" ".join(text.split()))
+    escaped = re.sub(r"9\d\d\d", r"\\d+", escaped).replace(r"\ ", r"\s+")
+    return re.compile(escaped, re.IGNORECASE)
+
+
+def _signature(rules: tuple[str, ...], where: str, *texts: str) -> ErrorSignature:
+    """Each text matches whole or by its first sentence, which is what a pasted log line often keeps."""
+    heads = {t.split(". ", 1)[0] for t in texts} - set(texts)
+    patterns = tuple(_pattern(t) for t in (*texts, *sorted(h for h in heads if len(h) >= 25)))
+    return ErrorSignature(rules, where, texts, patterns)
+
+
+# The numbers 9001.. stand for any number; a phrase stands for a text quoted only in part.
+SIGNATURES = (
+    _signature(
+        ("pp-layers",),
+        "megatron/core/transformer/transformer_block.py",
+        upstream.layers_pp(9001, 9002),
+        upstream.layers_pp(0, 0, with_numbers=False),
+    ),
+    _signature(("vp-layers",), "megatron/bridge/models/gpt_provider.py", upstream.VP_CHUNKS),
+    _signature(("vp-needs-pp",), "megatron/core/model_parallel_config.py", upstream.VP_WITHOUT_PP),
+    _signature(
+        ("expert-mesh",),
+        "megatron/core/parallel_state.py",
+        upstream.expert_world(9001, 9002),
+        "expert_tensor_model_pipeline size",
+    ),  # fmt: skip
+    _signature(
+        ("dense-mesh",),
+        "megatron/bridge/training/config.py",
+        upstream.dense_world(9001, 9002, 9003, 9004),
+        "is not divisible by total_model_size",
+    ),  # fmt: skip
+    _signature(
+        ("batch-divisible",), "megatron/core/num_microbatches_calculator.py", upstream.batch(9001, 9002, 9003)
+    ),
+    _signature(
+        ("tp-heads",), "megatron/core/transformer/transformer_config.py", upstream.heads_tp(9001, 9002)
+    ),
+    _signature(
+        ("tp-query-groups",),
+        "megatron/core/transformer/transformer_config.py",
+        upstream.query_groups_tp(9001, 9002, True),
+        upstream.query_groups_tp(9001, 9002, False),
+    ),  # fmt: skip
+    _signature(
+        ("tp-mamba",), "megatron/core/ssm/mamba_mixer.py", upstream.MAMBA_HEADS_TP, upstream.MAMBA_GROUPS_TP
+    ),
+    _signature(("experts-ep",), "megatron/core/transformer/moe/moe_layer.py", upstream.EXPERTS_EP_ASSERT),
+    _signature(("ep-dense-model",), "megatron/core/transformer/transformer_config.py", upstream.EP_NEEDS_MOE),
+    _signature(("cp-seq",), "megatron/bridge/training/config.py", upstream.CP_SEQ),
+    _signature(("packed-mbs",), "megatron/bridge/training/config.py", upstream.packed_mbs(9001, None, None)),
+    _signature(("seq-length-sync",), "megatron/bridge/training/config.py", upstream.seq_mismatch(9001, 9002)),
+    _signature(
+        ("cuda-graph-packed",),
+        "megatron/core/transformer/cuda_graphs.py",
+        upstream.CUDA_GRAPH_PACKED,
+        upstream.OFFLINE_PACKING_GRAPH_PAD,
+        upstream.PACKED_GRAPH_CU_SEQLENS,
+    ),  # fmt: skip
+    _signature(
+        ("cuda-graph-full-recompute",),
+        "megatron/core/transformer/transformer_config.py",
+        upstream.CUDA_GRAPH_FULL_RECOMPUTE,
+    ),  # fmt: skip
+    _signature(
+        ("cuda-graph-rng",), "megatron/core/transformer/transformer_config.py", upstream.CUDA_GRAPH_RNG
+    ),
+    _signature(
+        ("cuda-graph-nan-check",), "megatron/bridge/training/config.py", upstream.CUDA_GRAPH_NAN_CHECK
+    ),
+    _signature(
+        ("finetune-cp-loss",),
+        "megatron/bridge/training/config.py",
+        upstream.FINETUNE_CP_PER_TOKEN,
+        upstream.FINETUNE_CP_AVERAGE,
+    ),  # fmt: skip
+    _signature(("precision-gpu",), "transformer_engine/pytorch/fp8.py", upstream.FP8_DEVICE),
+    _signature(("peft-checkpoint",), "megatron/bridge/training/config.py", upstream.PEFT_NO_CHECKPOINT),
+    # Named only by where it is raised ("RuntimeError in initialize_model_parallel"): the meshes it checks.
+    _signature(
+        ("expert-mesh", "dense-mesh"),
+        "megatron/core/parallel_state.py",
+        "initialize_model_parallel",
+        "is not divisible by",
+    ),  # fmt: skip
+)
+
+
+def match_error(error_text: str | None) -> ErrorSignature | None:
+    """The first signature one of whose texts occurs in the pasted error."""
+    if not error_text:
+        return None
+    text = " ".join(error_text.split())
+    return next((s for s in SIGNATURES if any(p.search(text) for p in s.patterns)), None)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the rule module says about an error on the user's config."""
+
+    signature: ErrorSignature | None
+    record: RecipeRecord | None = None
+    cluster: Cluster | None = None
+    config: EffectiveConfig | None = None
+    arch: ModelArch | None = None
+    findings: list[Finding] = field(default_factory=list)  # every finding on the user's config
+    causes: list[Finding] = field(default_factory=list)  # errors of the rules that raise the quoted text
+    unset_etp: bool = False  # the cause appears only with Megatron-Core's own default ETP = TP
+    repair: Repair | None = None
+    alternatives: list[dict[str, Any]] = field(default_factory=list)  # other fixes the rules accept
+    broken: SelfCheck | None = None  # the recipe's own defaults fail the same check on its own GPUs
+    assumed_gpus: bool = False  # no GPU count given: the recipe's, or the fewest its layout uses
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.causes)
+
+
+def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis | None:
+    """The rule module on the config the question names, read against its error; None when the question
+    names neither a known error text nor a recipe (the guide passages are all there is to give)."""
+    signature = match_error(slots.error_text)
+    selection = select_recipe(catalog, slots, arch_of)
+    if selection is None:
+        return Diagnosis(signature) if signature else None
+    from assistant.models import load_model_arch, recipe_arch
+
+    record = selection.record
+    cluster = cluster_for(slots, record)
+    if cluster is None:
+        return Diagnosis(signature, record) if signature else None
+    version = catalog.version
+    overrides = typed_overrides(slots)
+    config = build_config(record, overrides, version=version, dataset=slots.dataset)
+    model_parallel = config.tp * config.pp * config.cp
+    assumed_gpus = slots.num_gpus is None and slots.num_nodes is None
+    if assumed_gpus and cluster.num_gpus % model_parallel:
+        # "CP=4 on qwen3_30b_a3b_sft_config" states a layout, not a GPU count: check it on the fewest GPUs it
+        # can use (at least the recipe's), as `validate` answers do.
+        count = -(-cluster.num_gpus // model_parallel) * model_parallel
+        cluster = cluster.model_copy(update={"num_gpus": count})
+    arch = recipe_arch(record, load_model_arch)
+    findings = validate(config, arch, cluster, version, catalog.launcher)
+    rules = signature.rules if signature else ()
+    causes = [f for f in findings if f.severity == "error" and f.id in rules]
+    if signature is None and not any(f.severity == "error" for f in findings):
+        return None
+    unset_etp = False
+    fixed: Repair | None = None
+    if not causes and "expert-mesh" in rules and config.etp is None and config.ep > 1:
+        # Bridge's training entry fills an unset ETP with 1 (0.6.0+); a path straight into Megatron-Core's
+        # initialize_model_parallel does not, and Megatron-Core then uses TP. Check that reading too.
+        as_core = {**overrides, ETP_KEY: config.tp}
+        core_errors = errors_of(record, as_core, arch, cluster, version)
+        causes = [f for f in core_errors if f.id == "expert-mesh"]
+        if causes:
+            unset_etp = True
+            pinned = {ETP_KEY: 1}
+            remaining = errors_of(
+                record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES
+            )
+            fixed = Repair(fix=pinned, remaining=remaining)
+    errors = [f for f in findings if f.severity == "error" and f.id not in LAUNCH_INPUT_RULES]
+    if fixed is None and (causes or errors):
+        fixed = repair(record, overrides, arch, cluster, version, ignore=LAUNCH_INPUT_RULES)
+    alternatives = (
+        _uneven_stages(record, overrides, arch, cluster, version, config) if _has(causes, "pp-layers") else []
+    )
+    check = record.self_check
+    broken = (
+        check if check and not check.passes and {f.id for f in causes} & set(check.failing_rules) else None
+    )
+    return Diagnosis(
+        signature, record, cluster, config, arch, findings, causes, unset_etp, fixed, alternatives, broken,
+        assumed_gpus,
+    )  # fmt: skip
+
+
+def _has(findings: list[Finding], rule_id: str) -> bool:
+    return any(f.id == rule_id for f in findings)
+
+
+def _uneven_stages(
+    record: RecipeRecord,
+    overrides: dict[str, Any],
+    arch: ModelArch | None,
+    cluster: Cluster,
+    version: str,
+    config: EffectiveConfig,
+) -> list[dict[str, Any]]:
+    """Keep the user's PP and give the first and last stages fewer layers, so the middle stages split evenly
+    (Megatron's num_layers_in_first/last_pipeline_stage); only a split the rule module accepts."""
+    if arch is None or config.pp < 3:
+        return []
+    layers, pp = arch.num_layers, config.pp
+    for edge in range(layers // pp, 0, -1):
+        middle, rest = divmod(layers - 2 * edge, pp - 2)
+        if rest or middle < edge:
+            continue
+        split = {FIRST_STAGE_LAYERS: edge, LAST_STAGE_LAYERS: edge}
+        if config.vp and middle % config.vp:
+            continue
+        if not errors_of(record, {**overrides, **split}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES):
+            return [split]
+    return []
+
+
+# ---------------------------------------------------------------- the answer
+
+
+def _number(value: float) -> str:
+    return f"{round(value, 2):g}"
+
+
+def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
+    """One failed check, in the user's own numbers."""
+    config, cluster, arch = diag.config, diag.cluster, diag.arch
+    assert config is not None and cluster is not None
+    world = cluster.num_gpus
+    if finding.id == "pp-layers" and arch is not None:
+        layers, pp = arch.num_layers, config.pp
+        return say(
+            lang,
+            f"{layers} layers over PP {pp} leaves {_number(layers / pp)} per stage; every stage needs a "
+            "whole number of layers.",
+            f"{layers} 层分到 PP {pp} 个流水线阶段，每段 {_number(layers / pp)} 层；"
+            "每个阶段的层数必须是整数。",
+        )
+    if finding.id == "vp-layers" and arch is not None and config.vp:
+        per_stage = arch.num_layers // config.pp
+        return say(
+            lang,
+            f"{per_stage} layers per stage over VP {config.vp} leaves {_number(per_stage / config.vp)} per "
+            "model chunk.",
+            f"每个阶段 {per_stage} 层，分成 VP {config.vp} 个模型块，"
+            f"每块 {_number(per_stage / config.vp)} 层。",
+        )
+    if finding.id == "expert-mesh":
+        etp = config.tp if diag.unset_etp else effective_etp(config.etp, config.tp, config.ep, config.version)
+        size = config.pp * config.ep * etp
+        return say(
+            lang,
+            f"The expert mesh PP·EP·ETP = {config.pp}·{config.ep}·{etp} = {size}, and {world} GPUs are not a "
+            f"multiple of {size}.",
+            f"专家网格 PP·EP·ETP = {config.pp}·{config.ep}·{etp} = {size}，"
+            f"而 {world} 张 GPU 不是 {size} 的倍数。",
+        )
+    if finding.id == "dense-mesh":
+        size = config.tp * config.pp * config.cp
+        return say(
+            lang,
+            f"TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = {size}, and {world} GPUs are not a "
+            f"multiple of {size}.",
+            f"TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = {size}，"
+            f"而 {world} 张 GPU 不是 {size} 的倍数。",
+        )
+    if finding.id == "batch-divisible" and config.global_batch_size and config.micro_batch_size:
+        dp = world // (config.tp * config.pp * config.cp)
+        step = config.micro_batch_size * dp
+        gbs = config.global_batch_size
+        return say(
+            lang,
+            f"GBS {gbs} over MBS {config.micro_batch_size} × DP {dp} = {step} leaves {_number(gbs / step)} "
+            "micro-batches per rank.",
+            f"GBS {gbs} 除以 MBS {config.micro_batch_size} × DP {dp} = {step}，每个 rank 得到 "
+            f"{_number(gbs / step)} 个 micro-batch。",
+        )
+    return finding.message if lang == "en" else finding.message_zh
+
+
+# What to check for an error text when the config at hand does not explain it (per rule, in our words).
+KNOWN_CAUSES: dict[str, tuple[str, str]] = {
+    "pp-layers": (
+        "the pipeline size does not divide the model's layer count; check the PP the run really uses "
+        "(an override or a launcher flag may set it) against the number of layers",
+        "流水线并行度不能整除模型层数；请核对运行时实际生效的 PP（覆盖项或启动参数可能修改了它）与层数",
+    ),
+    "vp-layers": (
+        "the virtual pipeline size does not divide the layers per stage; check VP against layers / PP",
+        "虚拟流水线并行度不能整除每个阶段的层数；请核对 VP 与 层数 / PP",
+    ),
+    "vp-needs-pp": (
+        "a virtual pipeline size is set with PP = 1; check both",
+        "设置了虚拟流水线但 PP = 1；请同时核对两者",
+    ),
+    "expert-mesh": (
+        "PP·EP·ETP does not divide the GPU count; check expert_tensor_parallel_size: left unset, it "
+        "becomes TP on any path that does not set it to 1",
+        "PP·EP·ETP 不能整除 GPU 数；请检查 expert_tensor_parallel_size：未设置时，凡是没有把它设为 1 的路径"
+        "都会让它等于 TP",
+    ),
+    "dense-mesh": (
+        "TP·PP·CP does not divide the GPU count; check the number of processes the launcher starts "
+        "(nodes × processes per node) against TP·PP·CP",
+        "TP·PP·CP 不能整除 GPU 数；请核对启动的进程数（节点数 × 每节点进程数）与 TP·PP·CP",
+    ),
+    "batch-divisible": (
+        "the global batch is not a multiple of MBS × DP; check GBS against the DP this GPU count gives",
+        "全局批次不是 MBS × DP 的倍数；请按当前 GPU 数算出的 DP 核对 GBS",
+    ),
+}
+
+
+def _fix_text(fix: dict[str, Any]) -> str:
+    return " ".join(f"{key}={render_value(value)}" for key, value in fix.items())
+
+
+def _stated(diag: Diagnosis) -> str:
+    assert diag.record is not None and diag.cluster is not None and diag.config is not None
+    # Values the error message repeats ("...pipeline_model_parallel_size=8") are the recipe's, not a change.
+    defaults = diag.record.fields
+    changed = {k: v for k, v in diag.config.user_overrides.items() if defaults.get(k, object()) != v}
+    user = _fix_text(changed)
+    head = f"`{diag.record.name}` · {diag.cluster.num_gpus} × {diag.cluster.gpu_label} · Megatron-Bridge "
+    return head + diag.config.version + (f" · `{user}`" if user else "")
+
+
+def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
+    """The troubleshoot answer: the check that raised the error, its cause in the user's numbers, the fix."""
+    parts: list[str] = []
+    if diag.config is None:
+        parts.append(
+            say(
+                lang,
+                "I cannot tell which recipe and GPU count this run uses, so the error is not checked on your "
+                "config. Name the recipe (or model) and the GPUs to get that.",
+                "无法确定这次运行用的配方和 GPU 数量，因此没有在你的配置上检查这个报错。请说明配方（或模型）"
+                "和 GPU，以便逐项检查。",
+            )
+        )
+        parts.append(_known_causes(diag, lang))
+        return "\n\n".join(p for p in parts if p)
+    parts.append(
+        say(lang, f"**Checked on your config:** {_stated(diag)}.", f"**按你的配置检查：** {_stated(diag)}。")
+    )
+    if diag.assumed_gpus:
+        parts.append(
+            say(
+                lang,
+                f"You did not say how many GPUs you have; this checks {diag.cluster.num_gpus} (the recipe's, "
+                "or the fewest your layout can use).",
+                f"你没有说明 GPU 数量；这里按 {diag.cluster.num_gpus} 张检查（配方自身的数量，"
+                "或你的布局至少需要的数量）。",
+            )
+        )
+    if diag.causes:
+        first = diag.causes[0]
+        where = f" ({diag.signature.where})" if diag.signature else ""
+        quoted = f"\n\n```\n{first.upstream_error}\n```" if first.upstream_error else ""
+        parts.append(
+            say(
+                lang,
+                f"**Cause:** the rule module reproduces this error{where} on your config:{quoted}",
+                f"**原因：** 规则模块在你的配置上复现了这个报错{where}：{quoted}",
+            )
+        )
+        if diag.unset_etp:
+            assert diag.config is not None and diag.record is not None
+            since = ETP_DEFAULT_SINCE
+            parts.append(
+                say(
+                    lang,
+                    f"`{diag.record.name}` leaves `{ETP_KEY}` unset. Where nothing sets it to 1 (Bridge's "
+                    f"training entry does so from {since} when EP > 1; a script that calls "
+                    "`initialize_model_parallel` itself does not), Megatron-Core uses TP for it: "
+                    f"ETP = {diag.config.tp}.",
+                    f"`{diag.record.name}` 没有设置 `{ETP_KEY}`。在没有把它设为 1 的路径上"
+                    f"（Bridge 的训练入口自 {since} 起在 EP > 1 时设为 1；"
+                    "自行调用 `initialize_model_parallel` 的脚本不会），"
+                    f"Megatron-Core 让它等于 TP：ETP = {diag.config.tp}。",
+                )
+            )
+        parts.append("\n".join(f"- {cause_line(f, diag, lang)}" for f in diag.causes))
+        others = [f for f in _errors(diag) if f.id not in {c.id for c in diag.causes}]
+        if others:
+            parts.append(
+                say(lang, "The rule module also finds on this config:", "规则模块在这份配置上还发现：")
+                + "\n"
+                + "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in others)
+            )
+    else:
+        parts.append(_unexplained(diag, lang))
+    if diag.broken is not None:
+        parts.append(_broken_line(diag.record, diag.broken, lang))
+    elif asks_if_broken and diag.record is not None and diag.record.self_check is not None and diag.causes:
+        check = diag.record.self_check
+        if check.passes:
+            parts.append(
+                say(
+                    lang,
+                    f"The recipe itself is not broken: its own defaults pass the rule module on its own "
+                    f"{check.gpus} GPUs. The failure comes from the settings above.",
+                    f"配方本身没有问题：它的默认配置在其自身的 {check.gpus} 张 GPU 上能通过规则模块检查。"
+                    "失败来自上面的设置。",
+                )
+            )
+    if diag.broken is None:
+        parts.append(broken_recipe_note(diag.record, lang))  # broken, for another reason than this error
+    parts.append(_fix_lines(diag, lang))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _errors(diag: Diagnosis) -> list[Finding]:
+    return [f for f in diag.findings if f.severity == "error" and f.id not in LAUNCH_INPUT_RULES]
+
+
+def _unexplained(diag: Diagnosis, lang: str) -> str:
+    errors = _errors(diag)
+    if diag.signature is None:
+        if not errors:
+            return ""
+        return say(
+            lang, "The rule module finds these errors on your config:", "规则模块在你的配置上发现这些错误："
+        ) + ("\n" + "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in errors))
+    head = say(
+        lang,
+        "**Nothing in this config explains the error:** with these values, every check that raises this text "
+        "passes.",
+        "**这份配置中没有能解释该报错的设置：** 按这些取值，会抛出这段报错的检查全部通过。",
+    )
+    if errors:
+        head += "\n\n" + say(lang, "It does find:", "但它发现：") + "\n"
+        head += "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in errors)
+    else:
+        head += " " + say(lang, "The rule module finds no error on it.", "规则模块在其上没有发现错误。")
+    return head + "\n\n" + _known_causes(diag, lang)
+
+
+def _known_causes(diag: Diagnosis, lang: str) -> str:
+    if diag.signature is None:
+        return ""
+    known = [KNOWN_CAUSES[r] for r in diag.signature.rules if r in KNOWN_CAUSES]
+    if not known:
+        return ""
+    head = say(
+        lang,
+        f"Known causes of this error ({diag.signature.where}), most likely first; check each:",
+        f"这个报错（{diag.signature.where}）的已知原因，按可能性排序；请逐项检查：",
+    )
+    lines = [f"{n}. {en if lang == 'en' else zh}" for n, (en, zh) in enumerate(known, 1)]
+    return "\n".join([head, *lines])
+
+
+def _broken_line(record: RecipeRecord | None, check: SelfCheck, lang: str) -> str:
+    assert record is not None
+    rules = ", ".join(f"`{r}`" for r in check.failing_rules)
+    return say(
+        lang,
+        f"**Yes, `{record.name}` is broken in Megatron-Bridge {record.version}:** its own defaults fail "
+        f"this check on its own {check.gpus} GPUs (catalog self-check: {rules}).",
+        f"**是的，`{record.name}` 在 Megatron-Bridge {record.version} 中是坏的：** "
+        f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上就无法通过这项检查（目录自检：{rules}）。",
+    )
+
+
+def _fix_lines(diag: Diagnosis, lang: str) -> str:
+    fixed = diag.repair
+    if fixed is None or not fixed.fix:
+        return ""
+    parts = []
+    if fixed.passes:
+        parts.append(
+            say(
+                lang,
+                "**Fix** (re-checked by the rule module: no errors remain):",
+                "**修复**（已由规则模块复查：不再有错误）：",
+            )
+        )
+    else:
+        parts.append(
+            say(
+                lang,
+                "**Fix for this error** (the rule module still reports other errors with it, listed after):",
+                "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
+            )
+        )
+    parts.append(f"```\n{_fix_text(fixed.fix)}\n```")
+    for split in diag.alternatives:
+        assert diag.config is not None and diag.arch is not None
+        edge = split[FIRST_STAGE_LAYERS]
+        middle = (diag.arch.num_layers - 2 * edge) // (diag.config.pp - 2)
+        parts.append(
+            say(
+                lang,
+                f"Or keep PP {diag.config.pp} and give the first and last stages {edge} layers each, "
+                f"{middle} on each of the {diag.config.pp - 2} others (the rule module accepts it):",
+                f"或者保留 PP {diag.config.pp}，首尾两个阶段各 {edge} 层，其余 {diag.config.pp - 2} 个阶段各 "
+                f"{middle} 层（规则模块接受）：",
+            )
+        )
+        parts.append(f"```\n{_fix_text(split)}\n```")
+    if not fixed.passes:
+        parts.append("\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in fixed.remaining))
+    return "\n\n".join(parts)
+
+
+def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
+    """A plain flag for an answer that names a recipe whose own defaults fail on its own GPUs, with the
+    settings that fix it; "" for a recipe that passes (or was not checked)."""
+    check = record.self_check if record is not None else None
+    if record is None or check is None or check.passes:
+        return ""
+    rules = ", ".join(f"`{r}`" for r in check.failing_rules)
+    fix = f" `{_fix_text(check.fix)}`" if check.fix else ""
+    return say(
+        lang,
+        f"⚠️ `{record.name}` is **broken in this release** (Megatron-Bridge {record.version}): its own "
+        f"defaults fail {rules} on its own {check.gpus} GPUs."
+        + (f" Fixed settings, re-checked by the rule module:{fix}." if fix else ""),
+        f"⚠️ `{record.name}` 在此版本（Megatron-Bridge {record.version}）中**是坏的**："
+        f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上无法通过 {rules}。"
+        + (f"修正后的设置（已由规则模块复查）：{fix}。" if fix else ""),
+    )
+
+
+_BROKEN_ASK = re.compile(
+    r"\bbroken\b|\bis (?:it|this) a bug\b|坏了|有问题|是不是.{0,6}(?:bug|问题)|有bug", re.I
+)
+
+
+def asks_if_broken(text: str) -> bool:
+    """The user asks whether the recipe itself is at fault ("Is the recipe broken?", "配方是不是有问题")."""
+    return bool(_BROKEN_ASK.search(text))
