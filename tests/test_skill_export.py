@@ -20,9 +20,9 @@ from ui.skill_export import (
     INDEX_FILE,
     SKILL_FILE,
     catalog_from_source,
+    check_defaults,
     own_cluster,
     render_skill,
-    self_check,
     write_skill,
 )
 
@@ -139,9 +139,9 @@ def test_recipes_listed_as_failing_their_own_checks_do(exported):
     assert listed
     by_name = {r.name: r for r in catalog.recipes}
     for name in listed[:10]:
-        assert self_check(by_name[name], catalog).errors, name
+        assert check_defaults(by_name[name], catalog).failing, name
     assert "llama3_8b_pretrain_2gpu_h100_bf16_config" not in listed
-    assert not self_check(by_name["llama3_8b_pretrain_2gpu_h100_bf16_config"], catalog).errors
+    assert not check_defaults(by_name["llama3_8b_pretrain_2gpu_h100_bf16_config"], catalog).failing
 
 
 def test_evals_hold_the_upstream_cases_computed_for_the_version(exported):
@@ -224,3 +224,24 @@ def test_from_a_checkout_matches_the_bundled_catalog(tmp_path):
     assert commit == load_catalog("0.6.0").source.commit
     with pytest.raises(UserError):
         catalog_from_source(tmp_path / "missing", None)
+
+
+def test_a_self_check_recorded_in_the_catalog_is_used_as_recorded():
+    """Catalogs built with ingest/self_check.py carry `self_check` on each record; it is read, not redone."""
+    from types import SimpleNamespace
+
+    from ui.skill_export import own_check
+
+    recorded = SimpleNamespace(passes=False, gpus=256, gpu_type="b200", failing_rules=["batch-divisible"],
+                               fix={"train.global_batch_size": 256})  # fmt: skip
+    record = SimpleNamespace(name="nemotronh_56b_pretrain_256gpu_b200_bf16_config", self_check=recorded)
+    check = own_check(record, load_catalog("0.6.0"))
+    assert (check.failing, check.num_gpus, check.fix) == (
+        ["batch-divisible"],
+        256,
+        {"train.global_batch_size": 256},
+    )
+    passing = SimpleNamespace(passes=True, gpus=2, gpu_type="h100", failing_rules=[], fix=None)
+    assert (
+        own_check(SimpleNamespace(name="x_config", self_check=passing), load_catalog("0.6.0")).failing == []
+    )

@@ -151,11 +151,14 @@ class RecipeEstimate:
 
 
 @dataclass
-class SelfCheck:
+class OwnCheck:
+    """Whether a recipe's defaults pass the rule module on its own GPUs; `failing` holds the rule ids."""
+
     recipe: str
     num_gpus: int
     gpu_type: str
-    errors: list[Finding] = field(default_factory=list)
+    failing: list[str] = field(default_factory=list)
+    fix: dict[str, Any] | None = None
 
 
 def own_cluster(record: RecipeRecord) -> Cluster:
@@ -164,7 +167,7 @@ def own_cluster(record: RecipeRecord) -> Cluster:
     return Cluster(num_gpus=record.encoded_gpus or record.min_gpus or 1, gpu_type=gpu)
 
 
-def self_check(record: RecipeRecord, catalog: Catalog) -> SelfCheck:
+def check_defaults(record: RecipeRecord, catalog: Catalog) -> OwnCheck:
     """The rule module's errors for a recipe's own defaults on its own GPUs."""
     cluster = own_cluster(record)
     # A PEFT run always names its base checkpoint at launch; its absence is not the recipe's defect.
@@ -175,21 +178,18 @@ def self_check(record: RecipeRecord, catalog: Catalog) -> SelfCheck:
         findings = validate(config, arch, cluster, catalog.version, catalog.launcher)
     except UserError:
         findings = []
-    errors = [f for f in findings if f.severity == "error"] if has_errors(findings) else []
-    return SelfCheck(record.name, cluster.num_gpus, cluster.gpu_type, errors)
+    failing = sorted({f.id for f in findings if f.severity == "error"}) if has_errors(findings) else []
+    return OwnCheck(record.name, cluster.num_gpus, cluster.gpu_type, failing)
 
 
-def fails_own_checks(record: RecipeRecord, catalog: Catalog) -> SelfCheck:
-    # The catalog may carry the result (`self_check`, added by the extractor); else compute it here.
+def own_check(record: RecipeRecord, catalog: Catalog) -> OwnCheck:
+    """The catalog's recorded self-check (`self_check`, written by the extractor) when it has one, else
+    computed here."""
     stored = getattr(record, "self_check", None)
-    return _from_stored(record, stored) if stored is not None else self_check(record, catalog)
-
-
-def _from_stored(record: RecipeRecord, stored: Any) -> SelfCheck:
-    data = stored if isinstance(stored, dict) else json.loads(json.dumps(stored, default=vars))
-    errors = [Finding.model_validate(f) for f in data.get("findings", []) if f.get("severity") == "error"]
-    cluster = own_cluster(record)
-    return SelfCheck(record.name, cluster.num_gpus, cluster.gpu_type, errors)
+    if stored is None:
+        return check_defaults(record, catalog)
+    failing = [] if stored.passes else list(stored.failing_rules)
+    return OwnCheck(record.name, stored.gpus, stored.gpu_type, failing, stored.fix)
 
 
 def estimate_on_own_gpus(record: RecipeRecord) -> RecipeEstimate:
@@ -604,22 +604,25 @@ class Exporter:
         head = self.say("| what | path |", "| 内容 | 路径 |")
         return f"## {self.t('code')}\n\n{head}\n|---|---|\n" + "\n".join(f"| {w} | `{p}` |" for w, p in rows)
 
-    def broken(self) -> list[SelfCheck]:
+    def broken(self) -> list[OwnCheck]:
         canonical = [r for r in self.catalog.recipes if r.name == r.canonical and r.reachable]
-        return [c for c in (fails_own_checks(r, self.catalog) for r in canonical) if c.errors]
+        return [c for c in (own_check(r, self.catalog) for r in canonical) if c.failing]
 
     def broken_section(self) -> str:
         broken = self.broken()
         total = sum(1 for r in self.catalog.recipes if r.name == r.canonical and r.reachable)
         if not broken:
             return f"## {self.t('broken')}\n\n{self.t('broken_none')}"
-        head = self.say("| recipe | GPUs | failing checks |", "| 配方 | GPU | 未通过的检查 |")
+        head = self.say("| recipe | GPUs | failing checks | fix |", "| 配方 | GPU | 未通过的检查 | 修复 |")
         rows = [
-            f"| `{c.recipe}` | {c.num_gpus} × {c.gpu_type} | {', '.join(f'`{f.id}`' for f in c.errors)} |"
+            f"| `{c.recipe}` | {c.num_gpus} × {c.gpu_type} | "
+            f"{', '.join(f'`{rule}`' for rule in c.failing)} | "
+            + (" ".join(f"`{k}={render_value(v)}`" for k, v in c.fix.items()) if c.fix else "-")
+            + " |"
             for c in broken
         ]
         text = self.t("broken_text", n=len(broken), total=total)
-        return f"## {self.t('broken')}\n\n{text}\n\n{head}\n|---|---|---|\n" + "\n".join(rows)
+        return f"## {self.t('broken')}\n\n{text}\n\n{head}\n|---|---|---|---|\n" + "\n".join(rows)
 
     # ------------------------------------------------------------ references/recipe-index.md
 
