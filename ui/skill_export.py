@@ -330,8 +330,15 @@ class Exporter:
         return "\n\n".join(out)
 
     def benchmark_entries(self) -> list[str]:
-        bench = next((r for r in self.catalog.recipes if r.kind == "benchmark" and r.reachable
-                      and r.encoded_gpus and "pretrain" in r.name), None)  # fmt: skip
+        # The smallest BF16 pretrain benchmark on H100 (else on any GPU): the cheapest one to try.
+        pool = [
+            r for r in self.catalog.recipes
+            if r.kind == "benchmark" and r.reachable and r.encoded_gpus and r.mode == "pretrain"
+        ]  # fmt: skip
+        ranked = sorted(
+            pool, key=lambda r: (r.gpu_type != DEFAULT_GPU, "bf16" not in r.name, r.encoded_gpus, r.name)
+        )
+        bench = ranked[0] if ranked else None
         if bench is None:
             return []
         cluster = own_cluster(bench)
