@@ -59,6 +59,8 @@ async def _exercise(client: Client, env: dict[str, str]) -> None:
     """Every tool with valid input (checked against the CLI) and with bad input (a tool error)."""
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) >= TOOLS
+    assert "answer_markdown" in tools["recommend"].output_schema["properties"]  # the Answer record
+    assert "parallelism" in tools["show_recipe"].output_schema["properties"]
     gpus_doc = tools["check"].input_schema["properties"]["gpus"]
     assert gpus_doc["type"] == "integer" and "positive" in gpus_doc["description"]
 

@@ -20,12 +20,14 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from assistant.errors import UserError
+from assistant.records import Answer, RecipeRecord
 
 log = logging.getLogger(__name__)
 
 GUIDE_DIR = Path(__file__).resolve().parents[1] / "knowledge_base" / "guide"
 PROGRESS_EVERY_S = 0.5
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+AnswerResult = Annotated[CallToolResult, Answer]  # output schema: the Answer record `ask --json` prints
 
 Version = Annotated[
     str | None,
@@ -201,7 +203,7 @@ def _register_tools(server: MCPServer) -> None:
         ] = None,
         version: Version = None,
         lang: Lang = "auto",
-    ) -> CallToolResult:
+    ) -> AnswerResult:
         """Recommend a recipe, resize it to the GPUs and give the launch commands (same as `ask --json`).
 
         Give either `question` or `model` (with the other structured fields)."""
@@ -319,7 +321,7 @@ def _register_tools(server: MCPServer) -> None:
         ] = None,
         version: Version = None,
         lang: Lang = "auto",
-    ) -> CallToolResult:
+    ) -> AnswerResult:
         """Explain a Megatron-Bridge/Megatron-Core error: the matching pitfall, its cause and the fix."""
 
         def work() -> tuple[dict[str, Any], str]:
@@ -382,7 +384,9 @@ def _register_tools(server: MCPServer) -> None:
         return await _run(work)
 
     @server.tool(annotations=READ_ONLY)
-    async def show_recipe(name: RecipeName, version: Version = None, kind: Kind = None) -> CallToolResult:
+    async def show_recipe(
+        name: RecipeName, version: Version = None, kind: Kind = None
+    ) -> Annotated[CallToolResult, RecipeRecord]:
         """One recipe's values and the source line they were read from (`recipes show --json`)."""
 
         def work() -> tuple[dict[str, Any], str]:
