@@ -8,7 +8,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: chat test eval install install-dev browser bench
+.PHONY: chat test eval install install-dev browser bench skills
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -43,3 +43,9 @@ eval: install-dev
 
 bench: install-dev
 	for b in benchmarks/bench_*.py; do $(PY) $$b; done
+
+# One coding-agent skill per bundled version and language, generated from its catalog (kept out of git).
+SKILL_VERSIONS ?= 0.3.1 0.5.1 0.6.0 main
+skills: install
+	for v in $(SKILL_VERSIONS); do for l in en zh; do \
+	  $(VENV)/bin/autorecipe skill export --version $$v --lang $$l --out skills/$$v-$$l || exit 1; done; done

@@ -89,6 +89,7 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
     launcher = catalog.launcher
     script = launcher.script or "scripts/training/run_recipe.py"
     bench = launcher.benchmark.script if launcher.benchmark else "scripts/performance/"
+    slurm = launcher.slurm if launcher.slurm and launcher.slurm.benchmark_recipes else None
     pretrain_ds = choose_dataset(catalog.version, "pretrain", launcher)
     sft_ds = choose_dataset(catalog.version, "sft", launcher)
     smoke = exact_recipe(catalog, SMOKE_TEST_STEM, "pretrain", None)
@@ -101,7 +102,12 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
         smoke = f"`{smoke_name}` " if smoke_name else ""
         items = [
             f"库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
-            f"性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`。",
+            f"性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`"
+            + (
+                f"，或按完整函数名用 `{slurm.entry} --recipe <配方名>` 提交，GPU 总数须与名称中的一致。"
+                if slurm
+                else "。"
+            ),
             f"首次冒烟测试：{smoke}+ {ds(pretrain_ds)}（模拟数据）。"
             if pretrain_ds
             else f"首次冒烟测试：{smoke}（预训练配方默认使用模拟数据）。",
@@ -121,7 +127,12 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
             "Library recipes (`src/megatron/bridge/recipes/`) are for real training and launch with "
             f"`{script}`.",
             "Performance (benchmark) recipes measure upper-bound throughput on mock data and are not "
-            f"production recipes; they launch with `{bench}`.",
+            f"production recipes; they launch with `{bench}`"
+            + (
+                f", or by their exact name with `{slurm.entry} --recipe <name>` on the GPU count in the name."
+                if slurm
+                else "."
+            ),
             f"First smoke test: {smoke}with {ds(pretrain_ds)} (mock data)."
             if pretrain_ds
             else f"First smoke test: {smoke}as is (pretrain recipes default to mock data).",

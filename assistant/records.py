@@ -167,6 +167,8 @@ class BenchmarkLauncher(Record):
     script: str
     flags: list[LauncherFlag] = Field(default_factory=list)
     notes: str | None = None
+    entry: str | None = None  # the script users run when it is a shell wrapper (scripts/training/train.sh)
+    benchmark_recipes: bool = False  # the Slurm wrapper also runs exact benchmark recipes by name
 
 
 class LauncherSpec(Record):

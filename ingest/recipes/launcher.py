@@ -24,6 +24,8 @@ from ingest.recipes.values import Builtin, ClassRef, Ext, Func, Module, Obj, Par
 RUN_RECIPE = "scripts/training/run_recipe.py"
 SLURM_LAUNCHER = "scripts/training/setup_experiment.py"
 PERF_LAUNCHER = "scripts/performance/setup_experiment.py"
+SLURM_ENTRY = "scripts/training/train.sh"  # what users run; it execs SLURM_LAUNCHER (a .sh: never read)
+BENCHMARK_SELECTOR = "selected_benchmark_recipe"  # what the Slurm wrapper calls to resolve a benchmark name
 PERF_ARGUMENTS = "scripts/performance/argument_parser.py"
 PERF_CONFIGS = "scripts/performance/configs/"
 DATASET_UTILS = "megatron.bridge.recipes.utils.dataset_utils"
@@ -264,7 +266,16 @@ def _slurm_wrapper(interp: Interpreter) -> BenchmarkLauncher | None:
         "scripts/training/train.sh runs this on the login node and submits run_recipe.py through Slurm; "
         "it owns nodes, GPUs, container, mounts and environment, and passes recipe flags through."
     )
-    return BenchmarkLauncher(script=SLURM_LAUNCHER, flags=flags, notes=notes)
+    # It resolves an exact benchmark recipe name itself (recipe_metadata.selected_benchmark_recipe).
+    runs_benchmarks = BENCHMARK_SELECTOR in module.namespace
+    if runs_benchmarks:
+        notes += (
+            " An exact benchmark recipe (kind=benchmark) launches through it by its exported name "
+            "(train.sh --recipe NAME), on the GPU count encoded in the name."
+        )
+    return BenchmarkLauncher(
+        script=SLURM_LAUNCHER, flags=flags, notes=notes, entry=SLURM_ENTRY, benchmark_recipes=runs_benchmarks
+    )
 
 
 def _benchmark(tree: SourceTree, warnings: list[str]) -> BenchmarkLauncher | None:

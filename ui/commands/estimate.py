@@ -17,7 +17,7 @@ from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
-from assistant.records import Cluster, ModelArch, Plan
+from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
 
 MODES = ("pretrain", "sft", "peft")
 SPEC_RUN_FIELDS = (
@@ -135,14 +135,15 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def run_estimate(args: argparse.Namespace) -> dict[str, Any]:
-    """The estimate JSON for one parsed call."""
+def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
+    """The estimate JSON for one parsed call; `record` stands for --recipe when it comes from a catalog
+    that is not bundled (`skill export --from`)."""
     from assistant import hardware_data
 
     if args.spec:
         run = _run_from_spec(args)
-    elif args.recipe:
-        run = _run_from_recipe(args)
+    elif args.recipe or record is not None:
+        run = _run_from_recipe(args, record)
     else:
         raise UserError("give --recipe NAME, --spec FILE.json or --batch FILE.jsonl")
     cluster: Cluster = run["cluster"]
@@ -298,14 +299,14 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
     )
 
 
-def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
+def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
     from assistant.catalog import on_gpu, resolution_note, resolve_recipe
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
 
-    record = resolve_recipe(args.recipe, version=args.version, kind=args.kind)
+    record = record or resolve_recipe(args.recipe, version=args.version, kind=args.kind)
     record = on_gpu(record, (args.gpu_type or "h100").lower())
-    config = build_config(record, list(args.overrides), version=args.version)
+    config = build_config(record, list(args.overrides), version=args.version or record.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
         if record.hf_model_id:

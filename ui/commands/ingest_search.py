@@ -45,6 +45,23 @@ def ingest(
         )
 
 
+def search_payload(query: str, k: int, lang: str | None, version: str | None) -> dict:
+    """What `search --json` prints (also the MCP tool): the query, the abstain signal and the hits."""
+    from assistant.retrieval import make_retriever
+
+    if lang not in (None, "en", "zh"):
+        raise UserError(f"--lang must be en or zh, not {lang!r}")
+    result = make_retriever().search(query, k=k, lang=lang, version=version)
+    return {
+        "query": result.query,
+        "abstain": result.abstain,
+        "hits": [
+            h.model_dump(include={"chunk_id", "source", "heading", "doc_type", "lang", "text", "score"})
+            for h in result.hits
+        ],
+    }
+
+
 def search(
     query: str = typer.Argument(..., help="Question, error message or config key."),
     k: int = typer.Option(5, "--k", min=1, max=50, help="Number of passages."),
@@ -55,28 +72,16 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Search the knowledge base (hybrid dense + BM25)."""
-    from assistant.retrieval import make_retriever
-
-    if lang not in (None, "en", "zh"):
-        raise UserError(f"--lang must be en or zh, not {lang!r}")
-    result = make_retriever().search(query, k=k, lang=lang, version=version)
+    payload = search_payload(query, k, lang, version)
     if as_json:
-        payload = {
-            "query": result.query,
-            "abstain": result.abstain,
-            "hits": [
-                h.model_dump(include={"chunk_id", "source", "heading", "doc_type", "lang", "text", "score"})
-                for h in result.hits
-            ],
-        }
         typer.echo(json.dumps(payload, ensure_ascii=False))
         return
-    if result.abstain:
+    if payload["abstain"]:
         typer.echo("No relevant passage found. Try naming a model, a config key or the exact error text.")
         return
     table = Table("#", "source", "heading", "score")
-    for n, hit in enumerate(result.hits, 1):
-        table.add_row(str(n), hit.source, hit.heading, f"{hit.score:.4f}")
+    for n, hit in enumerate(payload["hits"], 1):
+        table.add_row(str(n), hit["source"], hit["heading"], f"{hit['score']:.4f}")
     Console().print(table)
 
 

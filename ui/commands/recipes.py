@@ -40,13 +40,7 @@ def list_recipes(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of full records."),
 ) -> None:
     """List recipes of one version, optionally filtered."""
-    from assistant.catalog import find_recipes
-
-    if kind is not None and kind not in KINDS:
-        raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
-    if mode is not None and mode not in MODES:
-        raise UserError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
-    records = find_recipes(version=version, family=family, mode=mode, kind=kind)
+    records = list_records(version, family, mode, kind)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in records], indent=1))
         return
@@ -156,6 +150,30 @@ def _flat(record: Any) -> dict[str, Any]:
     return flat
 
 
+def list_records(version: str | None, family: str | None, mode: str | None, kind: str | None) -> list[Any]:
+    """What `recipes list` lists (also the MCP tool), with the filters checked."""
+    from assistant.catalog import find_recipes
+
+    if kind is not None and kind not in KINDS:
+        raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
+    if mode is not None and mode not in MODES:
+        raise UserError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
+    return find_recipes(version=version, family=family, mode=mode, kind=kind)
+
+
+def diff_records(name: str, from_version: str, to_version: str, kind: str | None) -> list[dict[str, Any]]:
+    """What `recipes diff --json` prints (also the MCP tool): each field whose value differs."""
+    from assistant.catalog import resolve_recipe
+
+    old = _flat(resolve_recipe(name, version=from_version, kind=kind))
+    new = _flat(resolve_recipe(name, version=to_version, kind=kind))
+    return [
+        {"field": key, "from": old.get(key), "to": new.get(key)}
+        for key in sorted(set(old) | set(new))
+        if old.get(key) != new.get(key)
+    ]
+
+
 @recipes_app.command("diff")
 def diff(
     name: str = typer.Argument(..., help="Recipe name or alias."),
@@ -167,17 +185,11 @@ def diff(
     """Field-by-field differences of one recipe name between two versions."""
     from assistant.catalog import resolution_note, resolve_recipe
 
-    records = [resolve_recipe(name, version=v, kind=kind) for v in (from_version, to_version)]
-    for record in records:
-        resolution = resolution_note(name, record, kind)
+    for version in (from_version, to_version):
+        resolution = resolution_note(name, resolve_recipe(name, version=version, kind=kind), kind)
         if resolution["ambiguous"]:
             typer.secho(f"note: {resolution['note']}", fg=typer.colors.YELLOW, err=True)
-    old, new = (_flat(record) for record in records)
-    changes = [
-        {"field": key, "from": old.get(key), "to": new.get(key)}
-        for key in sorted(set(old) | set(new))
-        if old.get(key) != new.get(key)
-    ]
+    changes = diff_records(name, from_version, to_version, kind)
     if as_json:
         typer.echo(json.dumps(changes, indent=1))
         return
