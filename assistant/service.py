@@ -32,6 +32,7 @@ from assistant.recommend import (
     cluster_for,
     estimate_run,
     known_stems,
+    other_variants,
     recommend,
     select_recipe,
     typed_overrides,
@@ -563,6 +564,23 @@ def _answer_from(
                 "fixed "
                 "number of steps. It is not a production training recipe.",
                 "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。",
+            )
+        )
+    variants = other_variants(ctx.catalog, rec.recipe) if rec.selection.match != "explicit" else []
+    if variants:
+        listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in variants)
+        count = rec.recipe.encoded_gpus or rec.recipe.min_gpus
+        preface.append(
+            say(
+                lang,
+                f"Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}.",
+                f"选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
+            )
+            if rec.slots.num_gpus
+            else say(
+                lang,
+                f"This variant is validated on {count} GPUs; others exist for other counts: {listed}.",
+                f"该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
             )
         )
     if rec.slots.num_gpus is None and rec.cluster is not None:
