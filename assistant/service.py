@@ -23,6 +23,7 @@ from assistant.compose import (
     sources_lines,
     speed_diagnosis_lines,
 )
+from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.model_names import StemIndex, candidate_stems
@@ -454,6 +455,15 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         return answer
     slots = _route(slots, text, ctx)
     answer.intent, answer.slots = slots.intent, slots
+    if slots.intent == "greeting":
+        answer.answer_markdown = greeting_reply(answer_lang, ctx.catalog.version)
+        answer.follow_up = GREETING_EXAMPLES[answer_lang]
+        return answer
+    if slots.intent == "out_of_scope" and (slots.wants_fastest or slots.speed_question or slots.asks_why):
+        # "What's the fastest layout for this?" with no plan yet: for which run.
+        answer.answer_markdown = clarifying_question(["model", "num_gpus"], answer_lang)
+        answer.follow_up = [answer.answer_markdown]
+        return answer
     if slots.intent == "out_of_scope":
         answer.answer_markdown = _decline(slots, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
@@ -583,6 +593,11 @@ def _answer_from(
                 f"该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
             )
         )
+    if rec.slots.speed_question and rec.plan is not None:
+        estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)
+        preface += speed_diagnosis_lines(rec, lang)
+    if rec.slots.asks_why:
+        preface += why_lines(rec, lang)
     if rec.slots.num_gpus is None and rec.cluster is not None:
         preface.append(
             say(

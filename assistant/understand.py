@@ -442,7 +442,22 @@ _SHORT_IN_WORDS = rx(
     r"\s*(?:设成|设为|设置为|设置成|改成|改为|用|to|of)\s*(\d{1,7})\b",
     re.IGNORECASE,
 )
+# "TP 2 is slow": a parallelism size written with a space, as people write it in prose.
+_SHORT_SPACED = rx(
+    r"(?<![A-Za-z0-9_.\-])(tp|pp|vpp|vp|cp|ep|etp|mbs|gbs)\s+(\d{1,5})\b(?!\s*(?:x\b|gpus?\b|nodes?\b|卡|张))",
+    re.IGNORECASE,
+)
+# "the recipe default is TP=1", "默认 TP=1": a value that describes the recipe, not one the user sets.
+_DESCRIBES_DEFAULT = re.compile(
+    r"(?:\bdefaults?\b(?:\s+(?:value\s+)?(?:is|are|was|to|of|uses?|sets?))?|\bby default|默认(?:是|为|值|的)?)"
+    r"\s*[:：]?\s*$",
+    re.IGNORECASE,
+)
 _TRAILING_PUNCTUATION = "?？!！.。,，;；:：)）"
+
+
+def _is_default(text: str, start: int) -> bool:
+    return bool(_DESCRIBES_DEFAULT.search(text[max(0, start - 40) : start]))
 
 
 # ConfigContainer fields set by name at the top level (a recipe writes mixed_precision = "bf16_mixed").
@@ -452,9 +467,13 @@ _ROOT_SCALAR_KEYS = frozenset({"mixed_precision"})
 def extract_overrides(text: str) -> dict[str, str]:
     """KEY=VALUE pairs whose key is a config path or a short parallelism name (tp, pp, ep, ...)."""
     out: dict[str, str] = {}
-    for m in _SHORT_IN_WORDS.finditer(text):
-        out[_SHORT_KEYS[m.group(1).lower()]] = m.group(2)
+    for pattern in (_SHORT_SPACED, _SHORT_IN_WORDS):
+        for m in pattern.finditer(text):
+            if not _is_default(text, m.start()):
+                out[_SHORT_KEYS[m.group(1).lower()]] = m.group(2)
     for m in _OVERRIDE.finditer(text):
+        if _is_default(text, m.start()):
+            continue
         key, value = m.group(1), m.group(2).strip("'\"")
         if not value.startswith(("[", "'", '"')):
             value = value.rstrip(_TRAILING_PUNCTUATION) or value
@@ -557,6 +576,20 @@ _SLOW = rx(
 )
 
 
+# "hi", "你好", "what can you do?": the whole message is a greeting or asks what the assistant does.
+_GREETING = rx(
+    r"^\W*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|你好|您好|嗨|哈喽|在吗|help"
+    r"|what can you do|what do you do|who are you|what are you|how can you help(?: me)?"
+    r"|你能做什么|你可以做什么|你会什么|你是谁|你能干什么|能做什么)(?:\s+(?:there|again|bot))?\W*$"
+)
+# A short follow-up on the last plan: "why?", "why this one?", "为什么？".
+_WHY = rx(
+    r"^\W*(?:but |and |so )?(?:why|为什么|为啥)(?:\s*(?:this|that|it|so|not|这个|这样)"
+    r"(?: one| recipe| layout| plan| choice|配方|布局)?)?(?:\s*though)?\W*$"
+)
+FOLLOW_UP_CHARS = 80
+
+
 _CASE_SEPARATORS = re.compile(r"\s*(?:[;；、\n]|,\s*(?:and\s+)?|\band\s+|以及|和)\s*")
 
 
@@ -611,6 +644,8 @@ def classify_intent(
         # step time goes, rather than troubleshoot an error there is none of.
         only_slow = _SLOW.search(prose) and not _ERROR_MARKERS.search(_SLOW.sub(" ", prose))
         return "validate" if has_overrides and only_slow else "troubleshoot"
+    if _GREETING.search(prose):
+        return "greeting"
     if _OUT_OF_SCOPE.search(prose):
         return "out_of_scope"
     if n_versions >= 2 and _COMPARE.search(prose):
@@ -736,6 +771,13 @@ def understand(
         n_versions=len(versions),
         has_setup=bool(slots.get("model_text") or recipe_m or num_gpus or num_nodes),
     )
+    named = slots.get("model_text") or recipe_m or set(overrides) - {"model.seq_length"}
+    if not named and len(t.strip()) <= FOLLOW_UP_CHARS and intent in ("out_of_scope", "troubleshoot", "explain"):
+        # "it's slow, why?", "why?": about the last plan; the conversation decides (session.py).
+        if asks_about_speed(t) and not _ERROR_MARKERS.search(_SLOW.sub(" ", t)):
+            slots["speed_question"] = True
+        elif _WHY.search(t) and intent != "troubleshoot":
+            slots["asks_why"] = True
     slots["intent"] = intent
     if intent == "troubleshoot":
         slots["error_text"] = error_text
