@@ -30,7 +30,8 @@ def greeting_reply(lang: str, version: str) -> str:
         lang,
         f"Hi! I help you start Megatron-Bridge training runs (answers for version {version} unless you name "
         "another):\n"
-        "- which recipe to start from, for a model or just a goal (a first smoke test, a VLM, diffusion, MoE);\n"
+        "- which recipe to start from, for a model or just a goal (a first smoke test, a VLM, diffusion, "
+        "MoE);\n"
         "- the launch command and the parallelism and batch sizes for your GPUs, with a memory and speed "
         "estimate;\n"
         "- whether a feature is supported (packing with CP, FP8 on your GPUs, LoRA), and what a launch error "
@@ -54,7 +55,8 @@ _MATCH_REASON = {
         "该版本没有你这个规模的配方，这是同系列中规模最接近的",
     ),
     "similar-architecture": (
-        "this release has no recipe for your model, and this recipe's model has the most similar architecture",
+        "this release has no recipe for your model, and this recipe's model has the most similar "
+        "architecture",
         "该版本没有你的模型的配方，这个配方的模型结构最相近",
     ),
     "explicit": ("you named it", "你指定了它"),

@@ -583,7 +583,8 @@ def _answer_from(
         preface.append(
             say(
                 lang,
-                f"Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}.",
+                f"Chosen as the variant validated nearest your GPU count ({count} GPUs); "
+                f"not picked: {listed}.",
                 f"选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
             )
             if rec.slots.num_gpus

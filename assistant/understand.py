@@ -449,8 +449,8 @@ _SHORT_SPACED = rx(
 )
 # "the recipe default is TP=1", "默认 TP=1": a value that describes the recipe, not one the user sets.
 _DESCRIBES_DEFAULT = re.compile(
-    r"(?:\bdefaults?\b(?:\s+(?:value\s+)?(?:is|are|was|to|of|uses?|sets?))?|\bby default|默认(?:是|为|值|的)?)"
-    r"\s*[:：]?\s*$",
+    r"(?:\bdefaults?\b(?:\s+(?:value\s+)?(?:is|are|was|to|of|uses?|sets?))?|\bby default"
+    r"|默认(?:是|为|值|的)?)\s*[:：]?\s*$",
     re.IGNORECASE,
 )
 _TRAILING_PUNCTUATION = "?？!！.。,，;；:：)）"
@@ -772,7 +772,8 @@ def understand(
         has_setup=bool(slots.get("model_text") or recipe_m or num_gpus or num_nodes),
     )
     named = slots.get("model_text") or recipe_m or set(overrides) - {"model.seq_length"}
-    if not named and len(t.strip()) <= FOLLOW_UP_CHARS and intent in ("out_of_scope", "troubleshoot", "explain"):
+    short = len(t.strip()) <= FOLLOW_UP_CHARS
+    if not named and short and intent in ("out_of_scope", "troubleshoot", "explain"):
         # "it's slow, why?", "why?": about the last plan; the conversation decides (session.py).
         if asks_about_speed(t) and not _ERROR_MARKERS.search(_SLOW.sub(" ", t)):
             slots["speed_question"] = True
