@@ -79,6 +79,7 @@ class Recommendation:
     searched_best: RankedLayout | None = None
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
     precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
+    smoke_shrunk: bool = False  # a smoke test that did not fit at its defaults, shortened to fit
 
     @property
     def recipe(self) -> RecipeRecord | None:
@@ -281,7 +282,8 @@ def select_recipe(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> Select
         if named:
             wants_benchmark = slots.intent == "benchmark"
             named.sort(key=lambda r: (r.kind == "benchmark") != wants_benchmark)
-            return Selection(named[0], "explicit")
+            # A quick-reference pick is the version's own recipe for the intent, not a name the user typed.
+            return Selection(named[0], "exact" if slots.quick_pick else "explicit")
     goal = slots.goal
     if slots.model_stem:
         exact = exact_recipe(

@@ -312,6 +312,7 @@ class Slots(Record):
     asks_why: bool | None = None
     # The recipe was picked from the version's quick-reference table for an intent with no model named.
     quick_pick: str | None = None
+    quick_assumed: bool | None = None  # its GPUs were assumed (8 × H100), not said
 
 
 # ---------------------------------------------------------------- answers (assistant -> front ends, evals)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
+from assistant import quick_pick
 from assistant.compose import (
     checklist,
     checklist_lines,
@@ -50,6 +51,7 @@ from assistant.version_facts import dataset_fact, launcher_facts
 log = logging.getLogger(__name__)
 
 CITATIONS = 4
+ASSUMED_GPUS, ASSUMED_GPU_TYPE = 8, "h100"  # an intent-only question that says nothing about its GPUs
 EXAMPLES = {
     "en": ["Qwen3 30B-A3B SFT on 16 H100", "LoRA Llama 3 8B on one GPU", "Llama3 8B 128K pretraining"],
     "zh": ["在16张H100上对Qwen3-30B-A3B做SFT", "单卡 LoRA 微调 Llama 3 8B", "Llama3 8B 128K 长上下文预训练"],
@@ -318,6 +320,95 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     return head + (f"\n```bash\n{command}\n```" if command else "")
 
 
+def _quick_pick(
+    slots: Slots, text: str, ctx: VersionContext, conversation: Conversation | None
+) -> quick_pick.QuickPick | None:
+    """The version's quick-reference pick for a question that names only an intent; the conversation
+    remembers it, so "what if 64 GPUs?" or "why?" continue from it."""
+    intent = quick_pick.quick_intent(text, slots)
+    chosen = quick_pick.pick(intent, ctx.catalog, quick_pick.load_table()) if intent else None
+    if chosen is not None and conversation is not None:
+        conversation.slots = quick_pick.apply(conversation.slots, chosen)
+    return chosen
+
+
+def _no_quick_pick(intent: str, version: str, lang: str) -> str:
+    """The table has the intent but this version's catalog has none of its recipes (diffusion in 0.3.1)."""
+    table = quick_pick.load_table()
+    having = [
+        v for v in catalogs.available_versions() if quick_pick.pick(intent, catalogs.load_catalog(v), table)
+    ]
+    listed = ", ".join(having) or "-"
+    what = quick_pick.label(intent, lang)
+    return say(
+        lang,
+        f"Megatron-Bridge {version} has no recipe for {what}. Bundled releases that have one: {listed}.",
+        f"Megatron-Bridge {version} 没有用于{what}的配方。包含此类配方的版本：{listed}。",
+    )
+
+
+def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
+    """No GPUs said: 8 × H100, or the pick's own count when it needs more (a large MoE)."""
+    if slots.num_gpus is not None or slots.num_nodes is not None:
+        return slots
+    needs = record.encoded_gpus or record.min_gpus or 1
+    count = max(ASSUMED_GPUS, needs)
+    return slots.model_copy(
+        update={"num_gpus": count, "gpu_type": slots.gpu_type or ASSUMED_GPU_TYPE, "quick_assumed": True}
+    )
+
+
+def _smoke_run_that_fits(rec: Recommendation, catalog: Catalog) -> Recommendation:
+    """Keep the smoke-test recipe; when its defaults do not fit, shrink the run (shorter sequence,
+    recompute, few iterations) until the estimate says it fits, and keep the last try otherwise."""
+    if rec.fit is None or (rec.fit.status == "fits" and not rec.fit.tight) or rec.recipe is None:
+        return rec
+    tried = rec
+    for step in quick_pick.smoke_steps(quick_pick.load_table()):
+        overrides = {**rec.slots.overrides, **step["overrides"]}
+        slots = rec.slots.model_copy(update={"seq_length": step["seq_length"], "overrides": overrides})
+        tried = recommend(slots, catalog, lambda hf: load_model_arch(hf) if hf else None)
+        tried.smoke_shrunk = True
+        if tried.fit is not None and tried.fit.status == "fits" and not tried.fit.tight:
+            return tried
+    return tried
+
+
+def _quick_preface(rec: Recommendation, chosen: quick_pick.QuickPick, version: str, lang: str) -> list[str]:
+    lines = [quick_pick.preface(chosen, version, lang)]
+    if rec.slots.quick_assumed and rec.cluster is not None:
+        lines.append(
+            say(
+                lang,
+                f"You did not say which GPUs you have: this assumes {rec.cluster.num_gpus} × "
+                f"{rec.cluster.gpu_type.upper()}.",
+                f"你没有说明 GPU：以下假设为 {rec.cluster.num_gpus} 张 {rec.cluster.gpu_type.upper()}。",
+            )
+        )
+    if rec.smoke_shrunk:
+        changed = ", ".join(f"`{key}={value}`" for key, value in rec.slots.overrides.items())
+        seq = rec.slots.seq_length
+        lines.append(
+            say(
+                lang,
+                f"At its defaults the recipe does not fit these GPUs, so the smoke run keeps it and "
+                f"shortens the run: sequence length {seq}, {changed}. These change what is trained; they "
+                "only prove the install.",
+                f"按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行：序列长度 {seq}，"
+                f"{changed}。这些改动会改变训练内容，只用于验证安装。",
+            )
+        )
+    return lines
+
+
+def _quick_follow_up(chosen: quick_pick.QuickPick, rec: Recommendation, lang: str) -> list[str]:
+    """Ask only for what would change the pick: the model the user has in mind, and the GPUs if assumed."""
+    needed = [] if chosen.intent == "first_try" else ["model"]
+    if rec.slots.quick_assumed:
+        needed += ["num_gpus", "gpu_type"]
+    return [clarifying_question(needed, lang)] if needed else []
+
+
 # ---------------------------------------------------------------- the entry point
 
 
@@ -350,6 +441,7 @@ class _Turn:
     use_llm: bool | None = None  # None: phrase with the LLM when one is configured
     pinned: bool = False  # the caller fixed the version: a version named in the text does not switch it
     brief: bool = False  # one setup among several: its checklist and sources come once, with the whole
+    quick: quick_pick.QuickPick | None = None  # no model named: the version's quick-reference pick
 
 
 def ask(
@@ -454,6 +546,15 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
+    chosen = _quick_pick(slots, text, ctx, conversation)
+    if chosen is not None:
+        slots = quick_pick.apply(slots, chosen)
+        turn = replace(turn, quick=chosen)
+    elif (intent := quick_pick.quick_intent(text, slots)) and quick_pick.row_exists(
+        intent, ctx.catalog.version, quick_pick.load_table()
+    ):
+        answer.answer_markdown = _no_quick_pick(intent, ctx.catalog.version, answer_lang)
+        return answer
     answer.intent, answer.slots = slots.intent, slots
     if slots.intent == "greeting":
         answer.answer_markdown = greeting_reply(answer_lang, ctx.catalog.version)
@@ -542,7 +643,11 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         )
         return answer
 
+    if turn.quick is not None:
+        slots = _assume_gpus(slots, turn.quick.record)
     rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
+    if turn.quick is not None and turn.quick.intent == "first_try":
+        rec = _smoke_run_that_fits(rec, ctx.catalog)
     if rec.recipe is None:
         if rec.unknown_model:
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
@@ -558,6 +663,8 @@ def _answer_from(
 ) -> Answer:
     settings = turn.settings
     preface: list[str] = []
+    if turn.quick is not None:
+        preface += _quick_preface(rec, turn.quick, ctx.catalog.version, lang)
     if rec.switched_to_peft:
         preface.append(
             say(
@@ -640,6 +747,8 @@ def _answer_from(
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
+    if turn.quick is not None:
+        answer.follow_up += _quick_follow_up(turn.quick, rec, lang)
     if turn.use_llm or (turn.use_llm is None and settings.llm_base_url):
         from assistant.phrase import phrase
 
