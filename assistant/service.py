@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
-from assistant import quick_pick
+from assistant import quick_pick, support
 from assistant.compose import (
     checklist,
     checklist_lines,
@@ -42,7 +42,7 @@ from assistant.recommend import (
 from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.rules.config import build_config
 from assistant.rules.fit import estimate_fit
-from assistant.rules.validate import has_errors, validate
+from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
@@ -347,6 +347,24 @@ def _no_quick_pick(intent: str, version: str, lang: str) -> str:
     )
 
 
+def _support(text: str, slots: Slots, ctx: VersionContext, lang: str) -> str:
+    """The support table's answer to a capability question, for this version; "" when it has none."""
+    stems = [slots.model_stem] if slots.model_stem else []
+    if not stems and slots.model_text:
+        stems = candidate_stems(slots.model_text, list(ctx.stems))
+    found = support.answer(
+        text,
+        ctx.catalog.version,
+        lang,
+        support.load_table(),
+        recipes=ctx.catalog.recipes,
+        stems=stems,
+        precision_check=lambda precision, gpu: precision_finding(precision, gpu),
+        presets=ctx.catalog.launcher.mixed_precision_presets,
+    )
+    return found.text if found else ""
+
+
 def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
     """No GPUs said: 8 × H100, or the pick's own count when it needs more (a large MoE)."""
     if slots.num_gpus is not None or slots.num_nodes is not None:
@@ -581,6 +599,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
         context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
+        context = "\n\n".join(c for c in (_support(text, slots, ctx, answer_lang), context) if c)
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = [f.to_json() for f in stated]
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
@@ -635,6 +654,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
+                _support(text, slots, ctx, answer_lang) if general else "",
                 _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
