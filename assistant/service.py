@@ -42,6 +42,7 @@ from assistant.recommend import (
 from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.rules.config import build_config
 from assistant.rules.fit import estimate_fit
+from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
@@ -376,20 +377,28 @@ def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
     )
 
 
-def _smoke_run_that_fits(rec: Recommendation, catalog: Catalog) -> Recommendation:
-    """Keep the smoke-test recipe; when its defaults do not fit, shrink the run (shorter sequence,
-    recompute, few iterations) until the estimate says it fits, and keep the last try otherwise."""
-    if rec.fit is None or (rec.fit.status == "fits" and not rec.fit.tight) or rec.recipe is None:
-        return rec
-    tried = rec
+def _smoke_slots(slots: Slots, record: RecipeRecord, catalog: Catalog) -> tuple[Slots, bool]:
+    """Keep the smoke-test recipe; when its defaults do not fit, shorten the run (shorter sequence,
+    recompute, few iterations) until the rule module's fit estimate says it fits, else keep the last try.
+    True when the run was shortened. Only the fit is computed per try; the caller recommends once."""
+    arch, cluster = recipe_arch(record, load_model_arch), cluster_for(slots, record)
+    if arch is None or cluster is None:
+        return slots, False
+
+    def fits(candidate: Slots) -> bool:
+        sized = resize(record, arch, cluster, candidate.goal or record.mode, candidate.seq_length,
+                       user_overrides=typed_overrides(candidate), version=catalog.version)  # fmt: skip
+        return sized.fit is not None and sized.fit.status == "fits" and not sized.fit.tight
+
+    if fits(slots):
+        return slots, False
+    tried = slots
     for step in quick_pick.smoke_steps(quick_pick.load_table()):
-        overrides = {**rec.slots.overrides, **step["overrides"]}
-        slots = rec.slots.model_copy(update={"seq_length": step["seq_length"], "overrides": overrides})
-        tried = recommend(slots, catalog, lambda hf: load_model_arch(hf) if hf else None)
-        tried.smoke_shrunk = True
-        if tried.fit is not None and tried.fit.status == "fits" and not tried.fit.tight:
-            return tried
-    return tried
+        overrides = {**slots.overrides, **step["overrides"]}
+        tried = slots.model_copy(update={"seq_length": step["seq_length"], "overrides": overrides})
+        if fits(tried):
+            break
+    return tried, True
 
 
 def _quick_preface(rec: Recommendation, chosen: quick_pick.QuickPick, version: str, lang: str) -> list[str]:
@@ -663,11 +672,13 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         )
         return answer
 
+    shortened = False
     if turn.quick is not None:
         slots = _assume_gpus(slots, turn.quick.record)
+        if turn.quick.intent == "first_try":
+            slots, shortened = _smoke_slots(slots, turn.quick.record, ctx.catalog)
     rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
-    if turn.quick is not None and turn.quick.intent == "first_try":
-        rec = _smoke_run_that_fits(rec, ctx.catalog)
+    rec.smoke_shrunk = shortened
     if rec.recipe is None:
         if rec.unknown_model:
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
@@ -685,6 +696,20 @@ def _answer_from(
     preface: list[str] = []
     if turn.quick is not None:
         preface += _quick_preface(rec, turn.quick, ctx.catalog.version, lang)
+    if rec.selection.match == "similar-architecture":
+        named = rec.slots.hf_model_id or rec.slots.model_text or ""
+        preface.append(
+            say(
+                lang,
+                f"⚠️ Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**. This is the recipe of "
+                f"the most similar architecture, `{rec.recipe.name}`, resized for yours: it builds its own "
+                "model, so use its layout and batch settings as a start and point the model and checkpoint at "
+                "yours before training.",
+                f"⚠️ Megatron-Bridge {ctx.catalog.version} 没有 **{named}** 的配方。这里给出结构最相近的配方 "
+                f"`{rec.recipe.name}`，并按你的模型调整了并行度：它构建的是它自己的模型，请把它的并行布局和批大小"
+                "作为起点，训练前把模型和检查点换成你自己的。",
+            )
+        )
     if rec.switched_to_peft:
         preface.append(
             say(
