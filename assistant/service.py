@@ -701,10 +701,10 @@ def _answer_from(
         preface.append(
             say(
                 lang,
-                f"⚠️ Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**. This is the recipe of "
-                f"the most similar architecture, `{rec.recipe.name}`, resized for yours: it builds its own "
-                "model, so use its layout and batch settings as a start and point the model and checkpoint at "
-                "yours before training.",
+                f"⚠️ Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**. This is the "
+                f"recipe of the most similar architecture, `{rec.recipe.name}`, resized for yours: it builds "
+                "its own model, so use its layout and batch settings as a start and point the model and "
+                "checkpoint at yours before training.",
                 f"⚠️ Megatron-Bridge {ctx.catalog.version} 没有 **{named}** 的配方。这里给出结构最相近的配方 "
                 f"`{rec.recipe.name}`，并按你的模型调整了并行度：它构建的是它自己的模型，请把它的并行布局和批大小"
                 "作为起点，训练前把模型和检查点换成你自己的。",
