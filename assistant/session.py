@@ -110,7 +110,10 @@ def _merged_intent(old: Slots, new: Slots) -> str:
     if new.intent == "explain" and continues and _changes_plan(new):
         return old.intent
     if _about_last_plan(old, new):
-        return "recommend" if old.intent == "validate" else old.intent
+        # "It's slow" after a config check re-checks that config with the speed breakdown; "fastest?" and
+        # "why?" ask for a plan.
+        keeps_check = old.intent == "validate" and new.speed_question
+        return old.intent if keeps_check or old.intent != "validate" else "recommend"
     if new.intent != "recommend":
         return new.intent
     if old.intent == "benchmark" or (old.intent == "first_try" and not _names_model(new)):

@@ -25,6 +25,7 @@ TABLE = KNOWLEDGE_BASE / "support.json"
 STATUS = {
     "yes": ("**yes**", "**支持**"),
     "partial": ("**partly**, with conditions", "**部分支持**，有条件"),
+    "experimental": ("**experimental**, not supported out of the box", "**实验性**，尚未开箱即用"),
     "no": ("**no**", "**不支持**"),
     "unknown": ("**not known**", "**未知**"),
 }

@@ -117,6 +117,7 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
         ("Can I use FSDP with TP=2 on H100?", "fsdp_tp"),
         ("How do I export a checkpoint to Hugging Face?", "hf_conversion"),
         ("Can I pack sequences for VLM training?", "vlm_packing"),
+        ("MXFP8 on RTX 5090?", "mxfp8_sm120"),
         ("What is the learning rate of Llama3 8B?", None),
     ],
 )
@@ -129,7 +130,15 @@ def test_answer_before_the_first_version_is_no_with_the_version_it_starts() -> N
     older = support.answer("Is dynamic context parallelism supported?", "0.3.1", "en", support.load_table())
     newer = support.answer("Is dynamic context parallelism supported?", "0.6.0", "en", support.load_table())
     assert older is not None and older.status == "no" and "from 0.5.1" in older.text
-    assert newer is not None and newer.status == "partial" and "initialize.py" in newer.text
+    assert newer is not None and newer.status == "experimental" and "initialize.py" in newer.text
+    assert "not end-to-end" in newer.text.lower()
+
+
+def test_mxfp8_on_workstation_blackwell_is_no_whatever_the_release() -> None:
+    question = "Can I train with MXFP8 on an RTX PRO 6000 Blackwell?"
+    for version in ("0.3.1", "main"):
+        found = support.answer(question, version, "en", support.load_table())
+        assert found is not None and found.feature == "mxfp8_sm120" and found.status == "no"
 
 
 def test_precision_answer_comes_from_the_rule_module() -> None:
