@@ -150,6 +150,20 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     named = slots.model_text or slots.hf_model_id or slots.recipe_name or ""
     near = candidate_stems(named, list(ctx.stems)) if named else []
     listed = ", ".join(f"`{s}`" for s in near[:8])
+    if slots.hf_model_id and load_model_arch(slots.hf_model_id) is None:
+        # The id was given, so asking for it again would repeat the last reply.
+        text = say(
+            lang,
+            f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{slots.hf_model_id}**, and its "
+            "architecture is not among the model configs bundled here, so I cannot match it to a similar "
+            "recipe offline. Name the model it derives from (for example Llama 3 8B) and I will start from "
+            "that recipe, resized for your GPUs.",
+            f"Megatron-Bridge {ctx.catalog.version} 中没有 **{slots.hf_model_id}** 的配方，而且这里内置的模型"
+            "配置中也没有它的结构，离线时无法匹配结构相近的配方。请告诉我它基于哪个模型（例如 Llama 3 8B），"
+            "我会从该模型的配方出发，并按你的 GPU 调整。",
+        )
+        family = say(lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。")
+        return text + (f"\n\n{family}" if listed else "")
     text = say(
         lang,
         f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**, and I will not guess one. "
