@@ -162,7 +162,9 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
             "配置中也没有它的结构，离线时无法匹配结构相近的配方。请告诉我它基于哪个模型（例如 Llama 3 8B），"
             "我会从该模型的配方出发，并按你的 GPU 调整。",
         )
-        family = say(lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。")
+        family = say(
+            lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。"
+        )
         return text + (f"\n\n{family}" if listed else "")
     text = say(
         lang,
