@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
@@ -63,8 +64,10 @@ class RecipeNameParts:
     variant: tuple[str, ...] = ()
 
 
+@lru_cache(maxsize=16_384)
 def split_recipe_name(name: str) -> RecipeNameParts | None:
-    """Split a recipe name into stem, task and the hints in its tail; None if it is not a model recipe."""
+    """Split a recipe name into stem, task and the hints in its tail; None if it is not a model recipe.
+    Cached: the variant lookups split every recipe name of a catalog on each answer."""
     name = name.strip()
     if (
         not name
