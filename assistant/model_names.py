@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz.distance import Levenshtein
 
@@ -63,8 +64,10 @@ class RecipeNameParts:
     variant: tuple[str, ...] = ()
 
 
+@lru_cache(maxsize=16_384)
 def split_recipe_name(name: str) -> RecipeNameParts | None:
-    """Split a recipe name into stem, task and the hints in its tail; None if it is not a model recipe."""
+    """Split a recipe name into stem, task and the hints in its tail; None if it is not a model recipe.
+    Cached: the variant lookups split every recipe name of a catalog on each answer."""
     name = name.strip()
     if (
         not name
@@ -270,6 +273,15 @@ class StemIndex:
                 for key in (compact_key(hf_id.split("/")[-1]), compact_key(hf_id)):
                     keys.setdefault(key, set()).add(stem)
                     hf_keys.add(key)
+        # "DeepSeek V4" names the family of deepseek_v4_flash and deepseek_v4_pro: a sizeless stem's words
+        # without their last qualifier, unless that spelling already names a family or a stem.
+        prefixes: dict[str, set[str]] = {}
+        for stem, info in infos.items():
+            tokens = stem.split("_")
+            if not info.sizes and len(tokens) >= 3:
+                for fam in _family_spellings("".join(tokens[:-1])):
+                    prefixes.setdefault(fam, set()).add(stem)
+        families.update({fam: stems for fam, stems in prefixes.items() if fam not in families | keys})
         # Family-only keys name a stem only when the family has exactly one member.
         for fam, stems in families.items():
             if len(stems) == 1:

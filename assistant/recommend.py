@@ -80,6 +80,7 @@ class Recommendation:
     searched_best: RankedLayout | None = None
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
     precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
+    smoke_shrunk: bool = False  # a smoke test that did not fit at its defaults, shortened to fit
 
     @property
     def recipe(self) -> RecipeRecord | None:
@@ -118,11 +119,17 @@ def _goal_matches(record: RecipeRecord, goal: str | None) -> bool:
 
 
 def exact_recipe(
-    catalog: Catalog, stem: str, goal: str | None, seq_length: int | None, gpu_type: str | None = None
+    catalog: Catalog,
+    stem: str,
+    goal: str | None,
+    seq_length: int | None,
+    gpu_type: str | None = None,
+    num_gpus: int | None = None,
 ) -> Selection | None:
     """The name users type (`<stem>[_<seq>k]_<task>_config`); the shortest sequence that suffices. When that
     recipe is not written for the user's GPU type and the library has one that is
-    (nemotron_3_nano_gb200_pretrain_config beside the H100 one), that one."""
+    (nemotron_3_nano_gb200_pretrain_config beside the H100 one), that one; among same-named variants, the
+    one validated nearest the user's GPU count (deepseek_v3_pretrain_config_32nodes on 256 GPUs)."""
     pool = [
         called
         for r in library_recipes(catalog)
@@ -133,7 +140,59 @@ def exact_recipe(
     if gpu_type and written_for != gpu_type:
         typed = [r for r in pool if (r.gpu_type or "").lower() == gpu_type]
         chosen = _shortest_suitable(typed, stem, seq_length) or chosen
+    if chosen and num_gpus:
+        nearest = _nearest_validated(chosen.record, count_variants(pool, chosen.record), num_gpus)
+        if nearest is not chosen.record:
+            chosen = Selection(nearest, chosen.match, stem)
     return chosen
+
+
+def _validated_gpus(record: RecipeRecord) -> int:
+    return record.encoded_gpus or record.min_gpus or 1
+
+
+def count_variants(pool: list[RecipeRecord], record: RecipeRecord) -> list[RecipeRecord]:
+    """The legacy names of the same model, goal, sequence length and GPU type as `record` that are validated
+    on another GPU count (deepseek_v3_pretrain_config and deepseek_v3_pretrain_config_32nodes)."""
+
+    def same_kind(other: RecipeRecord) -> bool:
+        parts, mine = split_recipe_name(other.name), split_recipe_name(record.name)
+        return (
+            bool(parts and mine)
+            and _is_legacy_name(other)
+            and not parts.variant
+            and parts.seq_hint == mine.seq_hint
+            and other.mode == record.mode
+            and (other.gpu_type or "").lower() == (record.gpu_type or "").lower()
+            and other.seq_length == record.seq_length
+        )
+
+    seen = {record.canonical}
+    variants = []
+    for other in pool:
+        if other.canonical not in seen and same_kind(other):
+            seen.add(other.canonical)
+            variants.append(other)
+    return [v for v in variants if _validated_gpus(v) != _validated_gpus(record)]
+
+
+def _nearest_validated(record: RecipeRecord, variants: list[RecipeRecord], num_gpus: int) -> RecipeRecord:
+    """`record`, unless a variant is validated strictly nearer the user's GPU count (and not above it)."""
+
+    def distance(r: RecipeRecord) -> float:
+        return abs(math.log(_validated_gpus(r) / num_gpus))
+
+    fitting = [v for v in variants if _validated_gpus(v) <= num_gpus and distance(v) < distance(record)]
+    return min(fitting, key=distance, default=record)
+
+
+def other_variants(catalog: Catalog, record: RecipeRecord) -> list[RecipeRecord]:
+    """Same-named variants of the chosen library recipe validated on other GPU counts, for the answer."""
+    stem = stem_of(record.name)
+    if record.kind != "library" or not stem:
+        return []
+    pool = [r for r in library_recipes(catalog) if stem_of(r.name) == stem and r.mode == record.mode]
+    return count_variants(pool, record)
 
 
 def _shortest_suitable(pool: list[RecipeRecord], stem: str, seq_length: int | None) -> Selection | None:
@@ -228,10 +287,14 @@ def select_recipe(catalog: Catalog, slots: Slots, arch_of: ArchLookup) -> Select
         if named:
             wants_benchmark = slots.intent == "benchmark"
             named.sort(key=lambda r: (r.kind == "benchmark") != wants_benchmark)
-            return Selection(for_goal(named[0], slots.goal) or named[0], "explicit")
+            # A quick-reference pick is the version's own recipe for the intent, not a name the user typed.
+            how = "exact" if slots.quick_pick else "explicit"
+            return Selection(for_goal(named[0], slots.goal) or named[0], how)
     goal = slots.goal
     if slots.model_stem:
-        exact = exact_recipe(catalog, slots.model_stem, goal, slots.seq_length, slots.gpu_type)
+        exact = exact_recipe(
+            catalog, slots.model_stem, goal, slots.seq_length, slots.gpu_type, slots.num_gpus
+        )
         if exact:
             return exact
         arch = arch_of(slots.hf_model_id) if slots.hf_model_id else None

@@ -331,6 +331,7 @@ Intent = Literal[
     "validate",
     "compare_versions",
     "out_of_scope",
+    "greeting",  # "hi", "what can you do?": a short list of what the assistant answers
 ]
 
 
@@ -359,6 +360,12 @@ class Slots(Record):
     # A training precision asked for by name ("FP8", "MXFP8", "NVFP4"), in Bridge's recipe-name codes.
     precision: Literal["bf16", "fp8cs", "fp8mx", "nvfp4"] | None = None
     wants_fastest: bool | None = None  # asked for the fastest layout ("fastest layout", "最快的布局")
+    # Follow-ups about the last plan: "it's slow, why?" (where its step time goes), "why?" (why this recipe).
+    speed_question: bool | None = None
+    asks_why: bool | None = None
+    # The recipe was picked from the version's quick-reference table for an intent with no model named.
+    quick_pick: str | None = None
+    quick_assumed: bool | None = None  # its GPUs were assumed (8 × H100), not said
 
 
 # ---------------------------------------------------------------- answers (assistant -> front ends, evals)

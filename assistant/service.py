@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
+from assistant import quick_pick, support
 from assistant.bounds import check_question, check_setups
 from assistant.compose import (
     checklist,
@@ -24,6 +25,7 @@ from assistant.compose import (
     sources_lines,
     speed_diagnosis_lines,
 )
+from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.model_names import StemIndex, candidate_stems
@@ -33,6 +35,7 @@ from assistant.recommend import (
     cluster_for,
     estimate_run,
     known_stems,
+    other_variants,
     recommend,
     select_recipe,
     typed_overrides,
@@ -40,7 +43,8 @@ from assistant.recommend import (
 from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.rules.config import build_config
 from assistant.rules.fit import estimate_fit
-from assistant.rules.validate import has_errors, validate
+from assistant.rules.resize import resize
+from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
@@ -50,6 +54,7 @@ from assistant.version_facts import dataset_fact, launcher_facts
 log = logging.getLogger(__name__)
 
 CITATIONS = 4
+ASSUMED_GPUS, ASSUMED_GPU_TYPE = 8, "h100"  # an intent-only question that says nothing about its GPUs
 EXAMPLES = {
     "en": ["Qwen3 30B-A3B SFT on 16 H100", "LoRA Llama 3 8B on one GPU", "Llama3 8B 128K pretraining"],
     "zh": ["在16张H100上对Qwen3-30B-A3B做SFT", "单卡 LoRA 微调 Llama 3 8B", "Llama3 8B 128K 长上下文预训练"],
@@ -147,6 +152,22 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     named = slots.model_text or slots.hf_model_id or slots.recipe_name or ""
     near = candidate_stems(named, list(ctx.stems)) if named else []
     listed = ", ".join(f"`{s}`" for s in near[:8])
+    if slots.hf_model_id and load_model_arch(slots.hf_model_id) is None:
+        # The id was given, so asking for it again would repeat the last reply.
+        text = say(
+            lang,
+            f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{slots.hf_model_id}**, and its "
+            "architecture is not among the model configs bundled here, so I cannot match it to a similar "
+            "recipe offline. Name the model it derives from (for example Llama 3 8B) and I will start from "
+            "that recipe, resized for your GPUs.",
+            f"Megatron-Bridge {ctx.catalog.version} 中没有 **{slots.hf_model_id}** 的配方，而且这里内置的模型"
+            "配置中也没有它的结构，离线时无法匹配结构相近的配方。请告诉我它基于哪个模型（例如 Llama 3 8B），"
+            "我会从该模型的配方出发，并按你的 GPU 调整。",
+        )
+        family = say(
+            lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。"
+        )
+        return text + (f"\n\n{family}" if listed else "")
     text = say(
         lang,
         f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**, and I will not guess one. "
@@ -319,6 +340,121 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     return head + (f"\n```bash\n{command}\n```" if command else "")
 
 
+def _quick_pick(
+    slots: Slots, text: str, ctx: VersionContext, conversation: Conversation | None
+) -> quick_pick.QuickPick | None:
+    """The version's quick-reference pick for a question that names only an intent; the conversation
+    remembers it, so "what if 64 GPUs?" or "why?" continue from it."""
+    intent = quick_pick.quick_intent(text, slots)
+    chosen = quick_pick.pick(intent, ctx.catalog, quick_pick.load_table()) if intent else None
+    if chosen is not None and conversation is not None:
+        conversation.slots = quick_pick.apply(conversation.slots, chosen)
+    return chosen
+
+
+def _no_quick_pick(intent: str, version: str, lang: str) -> str:
+    """The table has the intent but this version's catalog has none of its recipes (diffusion in 0.3.1)."""
+    table = quick_pick.load_table()
+    having = [
+        v for v in catalogs.available_versions() if quick_pick.pick(intent, catalogs.load_catalog(v), table)
+    ]
+    listed = ", ".join(having) or "-"
+    what = quick_pick.label(intent, lang)
+    return say(
+        lang,
+        f"Megatron-Bridge {version} has no recipe for {what}. Bundled releases that have one: {listed}.",
+        f"Megatron-Bridge {version} 没有用于{what}的配方。包含此类配方的版本：{listed}。",
+    )
+
+
+def _support(text: str, slots: Slots, ctx: VersionContext, lang: str) -> str:
+    """The support table's answer to a capability question, for this version; "" when it has none."""
+    stems = [slots.model_stem] if slots.model_stem else []
+    if not stems and slots.model_text:
+        stems = candidate_stems(slots.model_text, list(ctx.stems))
+    found = support.answer(
+        text,
+        ctx.catalog.version,
+        lang,
+        support.load_table(),
+        recipes=ctx.catalog.recipes,
+        stems=stems,
+        precision_check=lambda precision, gpu: precision_finding(precision, gpu),
+        presets=ctx.catalog.launcher.mixed_precision_presets,
+    )
+    return found.text if found else ""
+
+
+def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
+    """No GPUs said: 8 × H100, or the pick's own count when it needs more (a large MoE)."""
+    if slots.num_gpus is not None or slots.num_nodes is not None:
+        return slots
+    needs = record.encoded_gpus or record.min_gpus or 1
+    count = max(ASSUMED_GPUS, needs)
+    return slots.model_copy(
+        update={"num_gpus": count, "gpu_type": slots.gpu_type or ASSUMED_GPU_TYPE, "quick_assumed": True}
+    )
+
+
+def _smoke_slots(slots: Slots, record: RecipeRecord, catalog: Catalog) -> tuple[Slots, bool]:
+    """Keep the smoke-test recipe; when its defaults do not fit, shorten the run (shorter sequence,
+    recompute, few iterations) until the rule module's fit estimate says it fits, else keep the last try.
+    True when the run was shortened. Only the fit is computed per try; the caller recommends once."""
+    arch, cluster = recipe_arch(record, load_model_arch), cluster_for(slots, record)
+    if arch is None or cluster is None:
+        return slots, False
+
+    def fits(candidate: Slots) -> bool:
+        sized = resize(record, arch, cluster, candidate.goal or record.mode, candidate.seq_length,
+                       user_overrides=typed_overrides(candidate), version=catalog.version)  # fmt: skip
+        return sized.fit is not None and sized.fit.status == "fits" and not sized.fit.tight
+
+    if fits(slots):
+        return slots, False
+    tried = slots
+    for step in quick_pick.smoke_steps(quick_pick.load_table()):
+        overrides = {**slots.overrides, **step["overrides"]}
+        tried = slots.model_copy(update={"seq_length": step["seq_length"], "overrides": overrides})
+        if fits(tried):
+            break
+    return tried, True
+
+
+def _quick_preface(rec: Recommendation, chosen: quick_pick.QuickPick, version: str, lang: str) -> list[str]:
+    lines = [quick_pick.preface(chosen, version, lang)]
+    if rec.slots.quick_assumed and rec.cluster is not None:
+        lines.append(
+            say(
+                lang,
+                f"You did not say which GPUs you have: this assumes {rec.cluster.num_gpus} × "
+                f"{rec.cluster.gpu_type.upper()}.",
+                f"你没有说明 GPU：以下假设为 {rec.cluster.num_gpus} 张 {rec.cluster.gpu_type.upper()}。",
+            )
+        )
+    if rec.smoke_shrunk:
+        changed = ", ".join(f"`{key}={value}`" for key, value in rec.slots.overrides.items())
+        seq = rec.slots.seq_length
+        lines.append(
+            say(
+                lang,
+                f"At its defaults the recipe does not fit these GPUs, so the smoke run keeps it and "
+                f"shortens the run: sequence length {seq}, {changed}. These change what is trained; they "
+                "only prove the install.",
+                f"按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行：序列长度 {seq}，"
+                f"{changed}。这些改动会改变训练内容，只用于验证安装。",
+            )
+        )
+    return lines
+
+
+def _quick_follow_up(chosen: quick_pick.QuickPick, rec: Recommendation, lang: str) -> list[str]:
+    """Ask only for what would change the pick: the model the user has in mind, and the GPUs if assumed."""
+    needed = [] if chosen.intent == "first_try" else ["model"]
+    if rec.slots.quick_assumed:
+        needed += ["num_gpus", "gpu_type"]
+    return [clarifying_question(needed, lang)] if needed else []
+
+
 # ---------------------------------------------------------------- the entry point
 
 
@@ -351,6 +487,7 @@ class _Turn:
     use_llm: bool | None = None  # None: phrase with the LLM when one is configured
     pinned: bool = False  # the caller fixed the version: a version named in the text does not switch it
     brief: bool = False  # one setup among several: its checklist and sources come once, with the whole
+    quick: quick_pick.QuickPick | None = None  # no model named: the version's quick-reference pick
 
 
 def ask(
@@ -459,7 +596,25 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
+    chosen = _quick_pick(slots, text, ctx, conversation)
+    if chosen is not None:
+        slots = quick_pick.apply(slots, chosen)
+        turn = replace(turn, quick=chosen)
+    elif (intent := quick_pick.quick_intent(text, slots)) and quick_pick.row_exists(
+        intent, ctx.catalog.version, quick_pick.load_table()
+    ):
+        answer.answer_markdown = _no_quick_pick(intent, ctx.catalog.version, answer_lang)
+        return answer
     answer.intent, answer.slots = slots.intent, slots
+    if slots.intent == "greeting":
+        answer.answer_markdown = greeting_reply(answer_lang, ctx.catalog.version)
+        answer.follow_up = GREETING_EXAMPLES[answer_lang]
+        return answer
+    if slots.intent == "out_of_scope" and (slots.wants_fastest or slots.speed_question or slots.asks_why):
+        # "What's the fastest layout for this?" with no plan yet: for which run.
+        answer.answer_markdown = clarifying_question(["model", "num_gpus"], answer_lang)
+        answer.follow_up = [answer.answer_markdown]
+        return answer
     if slots.intent == "out_of_scope":
         answer.answer_markdown = _decline(slots, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
@@ -479,6 +634,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
         context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
+        context = "\n\n".join(c for c in (_support(text, slots, ctx, answer_lang), context) if c)
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = [f.to_json() for f in stated]
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
@@ -533,6 +689,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
+                _support(text, slots, ctx, answer_lang) if general else "",
                 _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
@@ -541,7 +698,13 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         )
         return answer
 
+    shortened = False
+    if turn.quick is not None:
+        slots = _assume_gpus(slots, turn.quick.record)
+        if turn.quick.intent == "first_try":
+            slots, shortened = _smoke_slots(slots, turn.quick.record, ctx.catalog)
     rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
+    rec.smoke_shrunk = shortened
     if rec.recipe is None:
         if rec.unknown_model:
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
@@ -584,6 +747,22 @@ def _answer_from(
 ) -> Answer:
     settings = turn.settings
     preface: list[str] = []
+    if turn.quick is not None:
+        preface += _quick_preface(rec, turn.quick, ctx.catalog.version, lang)
+    if rec.selection.match == "similar-architecture":
+        named = rec.slots.hf_model_id or rec.slots.model_text or ""
+        preface.append(
+            say(
+                lang,
+                f"⚠️ Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**. This is the "
+                f"recipe of the most similar architecture, `{rec.recipe.name}`, resized for yours: it builds "
+                "its own model, so use its layout and batch settings as a start and point the model and "
+                "checkpoint at yours before training.",
+                f"⚠️ Megatron-Bridge {ctx.catalog.version} 没有 **{named}** 的配方。这里给出结构最相近的配方 "
+                f"`{rec.recipe.name}`，并按你的模型调整了并行度：它构建的是它自己的模型，请把它的并行布局和批大小"
+                "作为起点，训练前把模型和检查点换成你自己的。",
+            )
+        )
     if rec.switched_to_peft:
         preface.append(
             say(
@@ -604,6 +783,29 @@ def _answer_from(
                 "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。",
             )
         )
+    variants = other_variants(ctx.catalog, rec.recipe) if rec.selection.match != "explicit" else []
+    if variants:
+        listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in variants)
+        count = rec.recipe.encoded_gpus or rec.recipe.min_gpus
+        preface.append(
+            say(
+                lang,
+                f"Chosen as the variant validated nearest your GPU count ({count} GPUs); "
+                f"not picked: {listed}.",
+                f"选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
+            )
+            if rec.slots.num_gpus
+            else say(
+                lang,
+                f"This variant is validated on {count} GPUs; others exist for other counts: {listed}.",
+                f"该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
+            )
+        )
+    if rec.slots.speed_question and rec.plan is not None:
+        estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)
+        preface += speed_diagnosis_lines(rec, lang)
+    if rec.slots.asks_why:
+        preface += why_lines(rec, lang)
     if rec.slots.num_gpus is None and rec.cluster is not None:
         preface.append(
             say(
@@ -645,6 +847,8 @@ def _answer_from(
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
+    if turn.quick is not None:
+        answer.follow_up += _quick_follow_up(turn.quick, rec, lang)
     if turn.use_llm or (turn.use_llm is None and settings.llm_base_url):
         from assistant.phrase import phrase
 

@@ -16,7 +16,7 @@ MODEL_SLOTS = ("model_text", "model_stem", "hf_model_id", "recipe_name", "overri
 # The GPU count, node count and GPUs per node are restated together ("and on 8 GPUs?" replaces "2 nodes x 8").
 COUNT_SLOTS = ("num_gpus", "num_nodes", "gpus_per_node")
 # Said once for one turn only.
-TURN_SLOTS = ("error_text", "other_version")
+TURN_SLOTS = ("error_text", "other_version", "speed_question", "asks_why")
 
 
 class Conversation:
@@ -41,7 +41,7 @@ class Conversation:
             return self.slots.model_copy(deep=True)
         self.turns += 1
         old = self.slots
-        if new.intent == "out_of_scope":
+        if new.intent == "greeting" or (new.intent == "out_of_scope" and not _about_last_plan(old, new)):
             # "thanks!" or a stray question: answer it as such, keep the memory for the next real turn.
             self.slots = old.model_copy(update={"language": new.language})
             return new.model_copy(deep=True)
@@ -113,6 +113,11 @@ def _merged_intent(old: Slots, new: Slots) -> str:
     continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
     if new.intent == "explain" and continues and _changes_plan(new):
         return old.intent
+    if _about_last_plan(old, new):
+        # "It's slow" after a config check re-checks that config with the speed breakdown; "fastest?" and
+        # "why?" ask for a plan.
+        keeps_check = old.intent == "validate" and new.speed_question
+        return old.intent if keeps_check or old.intent != "validate" else "recommend"
     if new.intent != "recommend":
         return new.intent
     if old.intent == "benchmark" or (old.intent == "first_try" and not _names_model(new)):
@@ -125,6 +130,15 @@ def _amends_config(slots: Slots) -> bool:
     sizes = slots.intent == "validate" and bool(slots.overrides)
     gpus = slots.intent == "recommend" and slots.goal is None and (slots.num_gpus or slots.num_nodes)
     return bool(sizes or gpus)
+
+
+def _about_last_plan(old: Slots, new: Slots) -> bool:
+    """ "What's the fastest layout for this?", "it's slow, why?", "why?" after a plan: a question about it."""
+    asks = new.wants_fastest or new.speed_question or new.asks_why
+    planned = old.intent in ("recommend", "benchmark", "first_try", "validate") and (
+        _names_model(old) or bool(old.recipe_name)
+    )
+    return bool(asks) and planned and not _names_model(new)
 
 
 def _changes_plan(slots: Slots) -> bool:

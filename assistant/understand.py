@@ -493,6 +493,20 @@ _SLOW = rx(
 )
 
 
+# "hi", "你好", "what can you do?": the whole message is a greeting or asks what the assistant does.
+_GREETING = rx(
+    r"^\W*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|你好|您好|嗨|哈喽|在吗|help"
+    r"|what can you do|what do you do|who are you|what are you|how can you help(?: me)?"
+    r"|你能做什么|你可以做什么|你会什么|你是谁|你能干什么|能做什么)(?:\s+(?:there|again|bot))?\W*$"
+)
+# A short follow-up on the last plan: "why?", "why this one?", "为什么？".
+_WHY = rx(
+    r"^\W*(?:but |and |so )?(?:why|为什么|为啥)(?:\s*(?:this|that|it|so|not|这个|这样)"
+    r"(?: one| recipe| layout| plan| choice|配方|布局)?)?(?:\s*though)?\W*$"
+)
+FOLLOW_UP_CHARS = 80
+
+
 _CASE_SEPARATORS = re.compile(r"\s*(?:[;；、\n]|,\s*(?:and\s+)?|\band\s+|以及|和)\s*")
 
 
@@ -547,6 +561,8 @@ def classify_intent(
         # step time goes, rather than troubleshoot an error there is none of.
         only_slow = _SLOW.search(prose) and not _ERROR_MARKERS.search(_SLOW.sub(" ", prose))
         return "validate" if has_overrides and only_slow else "troubleshoot"
+    if _GREETING.search(prose):
+        return "greeting"
     if _OUT_OF_SCOPE.search(prose):
         return "out_of_scope"
     if n_versions >= 2 and _COMPARE.search(prose):
@@ -673,6 +689,14 @@ def understand(
         n_versions=len(versions),
         has_setup=bool(slots.get("model_text") or recipe_m or num_gpus or num_nodes),
     )
+    named = slots.get("model_text") or recipe_m or set(overrides) - {"model.seq_length"}
+    short = len(t.strip()) <= FOLLOW_UP_CHARS
+    if not named and short and intent in ("out_of_scope", "troubleshoot", "explain"):
+        # "it's slow, why?", "why?": about the last plan; the conversation decides (session.py).
+        if asks_about_speed(t) and not _ERROR_MARKERS.search(_SLOW.sub(" ", t)):
+            slots["speed_question"] = True
+        elif _WHY.search(t) and intent != "troubleshoot":
+            slots["asks_why"] = True
     slots["intent"] = intent
     if intent == "troubleshoot":
         slots["error_text"] = error_text

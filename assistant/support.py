@@ -1,0 +1,184 @@
+"""Capability questions ("Can I use packed sequences with CP=2?", "Is dynamic CP supported?"): yes, no,
+partly or "from version X", with the upstream source, from the support table (knowledge_base/support.json).
+
+Pure apart from `load_table`: the caller passes the table, the version, and for the computed features the
+catalog's recipes and the rule module's precision check. A question the table does not cover gets None, so
+the caller falls back to the guide; "not known" is an answer the table can give, an invented yes is not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from assistant.model_names import split_recipe_name
+from assistant.records import Finding, RecipeRecord
+from assistant.rules.versions import version_key
+from assistant.settings import KNOWLEDGE_BASE
+from assistant.understand import GPU_TYPES, normalise
+
+TABLE = KNOWLEDGE_BASE / "support.json"
+STATUS = {
+    "yes": ("**yes**", "**支持**"),
+    "partial": ("**partly**, with conditions", "**部分支持**，有条件"),
+    "experimental": ("**experimental**, not supported out of the box", "**实验性**，尚未开箱即用"),
+    "no": ("**no**", "**不支持**"),
+    "unknown": ("**not known**", "**未知**"),
+}
+# The GPUs a precision answer covers when the question names none.
+DEFAULT_GPUS = ("a100", "h100", "b200")
+
+
+@dataclass(frozen=True)
+class SupportAnswer:
+    feature: str
+    status: str
+    text: str  # Markdown, in the question's language
+
+
+@lru_cache(maxsize=1)
+def load_table() -> dict[str, Any]:
+    return json.loads(TABLE.read_text(encoding="utf-8"))
+
+
+def match_feature(text: str, table: dict[str, Any]) -> dict[str, Any] | None:
+    """The feature whose every pattern the question matches; the one with most patterns wins."""
+    t = normalise(text)
+    matched = [f for f in table["features"] if all(re.search(p, t, re.IGNORECASE) for p in f["all"])]
+    return max(matched, key=lambda f: len(f["all"]), default=None)
+
+
+def _row_for(feature: dict[str, Any], version: str) -> dict[str, Any] | None:
+    """The latest row that holds for `version` (rows are ordered by `since`)."""
+    held = [r for r in feature["rows"] if version_key(r["since"]) <= version_key(version)]
+    return held[-1] if held else None
+
+
+def answer(
+    text: str,
+    version: str,
+    lang: str,
+    table: dict[str, Any],
+    *,
+    recipes: Sequence[RecipeRecord] = (),
+    stems: Sequence[str] = (),
+    precision_check: Callable[[str, str], Finding | None] | None = None,
+    presets: Sequence[str] = (),
+) -> SupportAnswer | None:
+    """The table's answer for the version, or None when no feature matches. `stems`: the model stems the
+    question names (for the PEFT and the per-model recipe lines); `precision_check(precision, gpu)`: the rule
+    module's verdict on a precision for a GPU; `presets`: the release's mixed_precision preset names."""
+    feature = match_feature(text, table)
+    if feature is None:
+        return None
+    topic = feature["topic_zh"] if lang == "zh" else feature["topic_en"]
+    row = _row_for(feature, version)
+    if row is None:
+        first = feature["rows"][0]["since"]
+        status = feature.get("before", "no")
+        if status == "no":
+            head = (
+                f"**{topic}** — Megatron-Bridge {version}：**不支持**；自 {first} 起提供。"
+                if lang == "zh"
+                else f"**{topic}** — Megatron-Bridge {version}: **no**; available from {first}."
+            )
+        else:
+            head = (
+                f"**{topic}** — Megatron-Bridge {version}：**未知**（只核实过 {first} 及以后的版本）。"
+                if lang == "zh"
+                else f"**{topic}** — Megatron-Bridge {version}: **not known** (verified from {first} on)."
+            )
+        later = _row_for(feature, "main") or feature["rows"][-1]
+        lines = [head, _conditions(later, lang, when=later["since"])]
+        return SupportAnswer(feature["id"], status, "\n\n".join(lines))
+    status = row["status"]
+    gpu_lines: list[str] = []
+    if feature.get("computed") == "precision" and precision_check is not None:
+        gpu_lines, status = _precision_lines(text, lang, precision_check, presets)
+    en, zh = STATUS[status]
+    head = (
+        f"**{topic}** — Megatron-Bridge {version}：{zh}。"
+        if lang == "zh"
+        else f"**{topic}** — Megatron-Bridge {version}: {en}."
+    )
+    lines = [head, *gpu_lines, _conditions(row, lang)]
+    if stems:
+        lines += _recipe_lines(feature, stems, recipes, version, lang)
+    return SupportAnswer(feature["id"], status, "\n\n".join(line for line in lines if line))
+
+
+def _conditions(row: dict[str, Any], lang: str, when: str | None = None) -> str:
+    sources = "; ".join(f"`{s}`" for s in row["sources"])
+    body = row["zh"] if lang == "zh" else row["en"]
+    if lang == "zh":
+        prefix = f"（{when} 起）" if when else ""
+        return f"{prefix}{body}\n\n来源：{sources}"
+    prefix = f"From {when}: " if when else ""
+    return f"{prefix}{body[:1].upper()}{body[1:]}\n\nSource: {sources}"
+
+
+_LABEL = {"fp8cs": "FP8", "fp8mx": "MXFP8", "nvfp4": "NVFP4"}
+_PRECISION_NAMES = (("fp8mx", r"mx[ _-]?fp8"), ("nvfp4", r"nv[ _-]?fp4|\bfp4\b"), ("fp8cs", r"\bfp8\b"))
+
+
+def _precision_lines(
+    text: str, lang: str, check: Callable[[str, str], Finding | None], presets: Sequence[str]
+) -> tuple[list[str], str]:
+    """Per GPU the question names (else A100, H100, B200): whether its tensor cores run the precision;
+    and the overall status (yes on every GPU, no on none, else partial)."""
+    t = normalise(text)
+    precisions = [code for code, pattern in _PRECISION_NAMES if re.search(pattern, t)][:1] or ["fp8cs"]
+    gpus = [g for g in GPU_TYPES if re.search(rf"(?<![a-z0-9]){g}(?![0-9])", t)] or list(DEFAULT_GPUS)
+    lines, verdicts = [], []
+    for precision in precisions:
+        for gpu in gpus:
+            ok = check(precision, gpu) is None
+            verdicts.append(ok)
+            mark = ("是", "否") if lang == "zh" else ("yes", "no")
+            lines.append(f"- {_LABEL[precision]} · {gpu.upper()}: {mark[0] if ok else mark[1]}")
+    matching = [p for p in presets if _LABEL[precisions[0]].lower() in p]
+    if matching:
+        listed = ", ".join(f"`{p}`" for p in matching)
+        lines.append(
+            ("本版本的 mixed_precision 预设：" if lang == "zh" else "This release's presets: ") + listed
+        )
+    status = "yes" if all(verdicts) else ("no" if not any(verdicts) else "partial")
+    return ["\n".join(lines)], status
+
+
+def _recipe_lines(
+    feature: dict[str, Any], stems: Sequence[str], recipes: Sequence[RecipeRecord], version: str, lang: str
+) -> list[str]:
+    """The named model's recipes in this version (all of them, or its PEFT ones for a LoRA question)."""
+
+    def stem(record: RecipeRecord) -> str | None:
+        parts = split_recipe_name(record.name)
+        return parts.stem if parts else None
+
+    wanted = set(stems)
+    mine = [r for r in recipes if r.kind == "library" and r.reachable and stem(r) in wanted]
+    if feature.get("computed") == "peft":
+        mine = [r for r in mine if r.mode == "peft"]
+    names = sorted({r.name for r in mine}, key=lambda n: (len(n), n))
+    model = ", ".join(f"`{s}`" for s in stems)
+    if not names:
+        if feature.get("computed") != "peft":
+            return []
+        return [
+            f"Megatron-Bridge {version} 中 {model} 没有 PEFT 配方。"
+            if lang == "zh"
+            else f"Megatron-Bridge {version} has no PEFT recipe for {model}."
+        ]
+    shown = ", ".join(f"`{n}`" for n in names[:6])
+    more = len(names) - 6
+    if lang == "zh":
+        return [
+            f"Megatron-Bridge {version} 中 {model} 有 {len(names)} 个配方：{shown}"
+            + ("等。" if more > 0 else "。")
+        ]
+    tail = f", and {more} more" if more > 0 else ""
+    return [f"Megatron-Bridge {version} has {len(names)} recipes for {model}: {shown}{tail}."]

@@ -1,0 +1,221 @@
+"""Issue 16: intent-only picks, variant choice, the support table and conversation follow-ups, on the
+bundled catalogs (extracted from real Megatron-Bridge source) and the real data tables."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant import quick_pick, support
+from assistant.catalog import load_catalog
+from assistant.model_names import candidate_stems
+from assistant.recommend import exact_recipe, known_stems, other_variants
+from assistant.records import Slots
+from assistant.rules.validate import precision_finding
+from assistant.service import version_context
+from assistant.session import Conversation
+from assistant.settings import KNOWLEDGE_BASE
+from assistant.understand import extract_overrides, understand
+
+
+def hear(text: str, version: str = "0.6.0") -> Slots:
+    ctx = version_context(version)
+    return understand(text, known_stems=list(ctx.stems), index=ctx.index)
+
+
+# ---------------------------------------------------------------- quick-reference picks
+
+
+@pytest.mark.parametrize("version", ["0.3.1", "0.5.1", "0.6.0", "main"])
+def test_every_quick_reference_pick_exists_in_its_version(version: str) -> None:
+    table = quick_pick.load_table()
+    catalog = load_catalog(version)
+    for row in table["versions"][version]["rows"]:
+        chosen = quick_pick.pick(row["intent"], catalog, table)
+        if row["picks"]:
+            assert chosen is not None, row
+            assert chosen.record.reachable and chosen.record.kind == "library"
+        else:
+            assert chosen is None
+
+
+def test_skill_spelling_resolves_to_the_code_name() -> None:
+    chosen = quick_pick.pick("diffusion", load_catalog("0.6.0"), quick_pick.load_table())
+    assert chosen is not None and chosen.record.name == "wan_1_3b_pretrain_config"
+    assert "flux_12b_pretrain_config" in chosen.alternatives
+
+
+def test_wildcard_pick_lists_every_size_as_alternative() -> None:
+    chosen = quick_pick.pick("finetune_vlm", load_catalog("main"), quick_pick.load_table())
+    assert chosen is not None and chosen.record.name == "qwen3_vl_8b_sft_config"
+    assert {"gemma3_vl_4b_sft_config", "gemma3_vl_12b_sft_config"} <= set(chosen.alternatives)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Which recipe for diffusion training?", "diffusion"),
+        ("扩散模型训练应该用哪个配方？", "diffusion"),
+        ("I want to fine-tune a vision-language model on 8 GPUs", "finetune_vlm"),
+        ("Which recipe should I start from to train a small MoE?", "small_moe"),
+        ("Which recipe for LoRA on a single GPU?", "lora_1gpu"),
+        ("I'm new to Megatron Bridge. What's the quickest smoke test?", "first_try"),
+        ("Which recipe for Qwen3 8B LoRA on one GPU?", None),  # a model is named: no quick pick
+    ],
+)
+def test_quick_intent(question: str, intent: str | None) -> None:
+    assert quick_pick.quick_intent(question, hear(question)) == intent
+
+
+def test_smoke_steps_carry_a_few_iterations() -> None:
+    steps = quick_pick.smoke_steps(quick_pick.load_table())
+    assert steps and all(s["overrides"]["train.train_iters"] == "10" for s in steps)
+
+
+# ---------------------------------------------------------------- variants
+
+
+def test_variant_validated_nearest_the_gpu_count_wins() -> None:
+    catalog = load_catalog("0.6.0")
+    near = exact_recipe(catalog, "deepseek_v3", "pretrain", None, "h100", 256)
+    assert near is not None and near.record.name == "deepseek_v3_pretrain_config_32nodes"
+    far = exact_recipe(catalog, "deepseek_v3", "pretrain", None, "h100", 1024)
+    assert far is not None and far.record.name == "deepseek_v3_pretrain_config"
+    # Fewer GPUs than any variant keeps the default rather than one written for more.
+    small = exact_recipe(catalog, "deepseek_v3", "pretrain", None, "h100", 64)
+    assert small is not None and small.record.name == "deepseek_v3_pretrain_config"
+    assert [v.name for v in other_variants(catalog, near.record)] == ["deepseek_v3_pretrain_config"]
+
+
+def test_a_model_with_one_layout_has_no_other_variants() -> None:
+    catalog = load_catalog("0.6.0")
+    chosen = exact_recipe(catalog, "qwen3_30b_a3b", "sft", None, "h100", 16)
+    assert chosen is not None and other_variants(catalog, chosen.record) == []
+
+
+# ---------------------------------------------------------------- support table
+
+
+def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
+    table = json.loads((KNOWLEDGE_BASE / "support.json").read_text(encoding="utf-8"))
+    for feature in table["features"]:
+        assert feature["rows"], feature["id"]
+        for row in feature["rows"]:
+            assert row["status"] in support.STATUS and row["sources"] and row["en"] and row["zh"]
+            assert row["since"] in {"0.3.1", "0.5.1", "0.6.0", "main"}
+
+
+@pytest.mark.parametrize(
+    ("question", "feature"),
+    [
+        ("Can I use packed sequences with CP=2?", "packed_cp"),
+        ("Is dynamic (hybrid) context parallelism supported?", "dynamic_cp"),
+        ("What is needed for CP with DeepSeek-V4?", "cp_deepseek_v4"),
+        ("Does CP work with MLA in DeepSeek V3?", "cp_mla"),
+        ("CUDA graphs with packed sequences?", "cuda_graph_packing"),
+        ("Can I use FSDP with TP=2 on H100?", "fsdp_tp"),
+        ("How do I export a checkpoint to Hugging Face?", "hf_conversion"),
+        ("Can I pack sequences for VLM training?", "vlm_packing"),
+        ("MXFP8 on RTX 5090?", "mxfp8_sm120"),
+        ("What is the learning rate of Llama3 8B?", None),
+    ],
+)
+def test_feature_matching(question: str, feature: str | None) -> None:
+    found = support.match_feature(question, support.load_table())
+    assert (found["id"] if found else None) == feature
+
+
+def test_answer_before_the_first_version_is_no_with_the_version_it_starts() -> None:
+    older = support.answer("Is dynamic context parallelism supported?", "0.3.1", "en", support.load_table())
+    newer = support.answer("Is dynamic context parallelism supported?", "0.6.0", "en", support.load_table())
+    assert older is not None and older.status == "no" and "from 0.5.1" in older.text
+    assert newer is not None and newer.status == "experimental" and "initialize.py" in newer.text
+    assert "not end-to-end" in newer.text.lower()
+
+
+def test_mxfp8_on_workstation_blackwell_is_no_whatever_the_release() -> None:
+    question = "Can I train with MXFP8 on an RTX PRO 6000 Blackwell?"
+    for version in ("0.3.1", "main"):
+        found = support.answer(question, version, "en", support.load_table())
+        assert found is not None and found.feature == "mxfp8_sm120" and found.status == "no"
+
+
+def test_precision_answer_comes_from_the_rule_module() -> None:
+    def check(precision: str, gpu: str):
+        return precision_finding(precision, gpu)
+
+    table = support.load_table()
+    h100 = support.answer("Can I train in MXFP8 on H100?", "0.6.0", "en", table, precision_check=check)
+    b200 = support.answer("Can I train in MXFP8 on B200?", "0.6.0", "en", table, precision_check=check)
+    assert h100 is not None and h100.status == "no" and "MXFP8 · H100: no" in h100.text
+    assert b200 is not None and b200.status == "yes"
+
+
+def test_deepseek_v4_names_its_family_and_recipes_at_main() -> None:
+    ctx = version_context("main")
+    slots = hear("What is needed for CP with DeepSeek-V4?", "main")
+    stems = candidate_stems(slots.model_text or "", list(ctx.stems))
+    assert set(stems) == {"deepseek_v4_flash", "deepseek_v4_pro"}
+    found = support.answer(
+        "What is needed for CP with DeepSeek-V4?", "main", "en", support.load_table(),
+        recipes=ctx.catalog.recipes, stems=stems,
+    )  # fmt: skip
+    assert found is not None and "cp_partition_mode=contiguous" in found.text
+    assert "deepseek_v4_flash_pretrain_config" in found.text
+
+
+# ---------------------------------------------------------------- wording and conversation
+
+
+def test_spaced_sizes_and_recipe_defaults() -> None:
+    assert extract_overrides("TP 2 is slow") == {"model.tensor_model_parallel_size": "2"}
+    assert extract_overrides("the recipe default is TP=1") == {}
+    assert extract_overrides("默认 TP=1，我想用 TP=2") == {"model.tensor_model_parallel_size": "2"}
+    assert extract_overrides("8 GPUs, EP 8 gpus") == {}
+
+
+@pytest.mark.parametrize("text", ["hi", "Hello!", "what can you do?", "你好", "你能做什么？"])
+def test_greetings(text: str) -> None:
+    assert hear(text).intent == "greeting"
+
+
+def test_follow_ups_apply_to_the_last_plan_only() -> None:
+    conv = Conversation()
+    conv.update(hear("Llama3 70B pretrain on 64 H100"), text="Llama3 70B pretrain on 64 H100")
+    fastest = conv.update(hear("what's the fastest layout for this?"), text="x")
+    assert (fastest.intent, fastest.model_stem, fastest.wants_fastest) == ("recommend", "llama3_70b", True)
+    slow = conv.update(hear("it's slow, why?"), text="x")
+    assert (slow.intent, slow.speed_question) == ("recommend", True)
+    why = conv.update(hear("why?"), text="x")
+    assert why.asks_why and why.speed_question is None
+    # With no plan yet, the same question is not a recommendation.
+    assert Conversation().update(hear("it's slow, why?"), text="x").intent != "recommend"
+
+
+def test_known_stems_are_unchanged_by_family_prefixes() -> None:
+    stems = known_stems(load_catalog("0.6.0"))
+    assert "deepseek_v4_flash" in stems and "deepseek_v4" not in stems
+
+
+# ---------------------------------------------------------------- whole answers
+
+
+def test_smoke_test_keeps_its_recipe_and_fits_on_the_assumed_gpus() -> None:
+    from assistant.service import ask
+
+    answer = ask("I'm new to Megatron Bridge. What's the quickest smoke test?", version="0.6.0")
+    assert answer.recipe is not None and answer.recipe.name == "llama3_8b_pretrain_config"
+    assert answer.fit is not None and answer.fit["status"] == "fits"
+    assert "8 × H100" in answer.answer_markdown and "train.train_iters=10" in (answer.commands.torchrun or "")
+
+
+def test_hf_id_after_an_unknown_model_gets_a_similar_recipe_with_a_warning() -> None:
+    from assistant.service import ask
+
+    conv = Conversation()
+    first = ask("Mistral 7B SFT on 8 H100", version="0.6.0", conversation=conv)
+    second = ask("mistralai/Mistral-7B-v0.1", version="0.6.0", conversation=conv)
+    assert first.recipe is None and second.recipe is not None and second.recipe.mode == "sft"
+    assert "most similar architecture" in second.answer_markdown
+    assert second.answer_markdown != first.answer_markdown
