@@ -25,8 +25,10 @@ from evals.metrics import (
     VersionFacts,
     answer_text,
     check_command,
+    command_blocks,
     command_texts,
     invented_identifiers,
+    launcher_argv,
 )
 
 Topic = Literal[
@@ -243,14 +245,34 @@ class HonestAbstention:
         return Check(self.name, says and points, "" if says and points else "no abstention with a pointer")
 
 
+def launcher_flags_used(answer: Answer, facts: VersionFacts) -> set[str]:
+    """The flags the answer passes to the version's own launchers (run_recipe.py, the benchmark script)."""
+    used: set[str] = set()
+    for block in command_blocks(answer):
+        for script in (facts.launcher_script, facts.benchmark_script):
+            for argv in launcher_argv(block, script) if script else []:
+                used.update(token.split("=", 1)[0] for token in argv if token.startswith("--"))
+    return used
+
+
 class NoInventedIdentifiers:
-    """Every recipe name, launcher flag and dataset preset exists in the row's version."""
+    """Every recipe name, launcher flag and dataset preset exists in the row's version.
+
+    Real questions about checkpoints and data are answered with other upstream tools (the conversion
+    script, the data preprocessor); their flags cannot be judged against run_recipe.py, so a flag counts
+    only where it is passed to one of the version's launchers.
+    """
 
     name = "identifiers"
 
     def evaluate(self, case: RealCase) -> Check:
         user_text = "\n".join([*case.row.turns, case.row.question])
-        invented = invented_identifiers(case.answer, case.facts, user_text=user_text)
+        judged = launcher_flags_used(case.answer, case.facts)
+        invented = [
+            i
+            for i in invented_identifiers(case.answer, case.facts, user_text=user_text)
+            if not i.startswith("flag:") or i.removeprefix("flag:") in judged
+        ]
         return Check(self.name, not invented, "; ".join(f"invented {i}" for i in invented))
 
 

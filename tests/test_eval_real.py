@@ -203,6 +203,17 @@ def test_an_invented_recipe_fails_the_row(facts: VersionFacts) -> None:
     assert any("recipe:glm45_355b_pretrain_fixed_config" in f for f in score.failures())
 
 
+def test_flags_of_other_upstream_tools_are_not_judged_against_the_launcher(facts: VersionFacts) -> None:
+    row = real_row()
+    text = "glm45_355b_pretrain_config: 92 layers; set num_layers_in_first_pipeline_stage=10.\n\n"
+    tool = "python examples/conversion/convert_checkpoints.py import --hf-model x --megatron-path y"
+    convert = f"```bash\n{tool}\n```"
+    assert score_real_row(row, answer(text + convert), facts).checks["identifiers"]
+    launch = f"```bash\n{TORCHRUN} --recipe glm45_355b_pretrain_config --hf-model x\n```"
+    score = score_real_row(row, answer(text + launch), facts)
+    assert not score.checks["identifiers"] and "flag:--hf-model" in score.details["identifiers"]
+
+
 def test_a_command_the_launcher_rejects_fails_the_row(facts: VersionFacts) -> None:
     row = real_row()
     text = "glm45_355b_pretrain_config: 92 layers; set num_layers_in_first_pipeline_stage=10."
