@@ -343,6 +343,37 @@ def test_runner_scores_the_real_set_as_its_own_category(tmp_path: Path, facts: V
     assert "real-dev" in answers and run.real is not None and len(run.real) == 2
 
 
+def test_a_run_over_one_version_reports_the_real_set_without_gating_it(
+    tmp_path: Path, facts: VersionFacts
+) -> None:
+    golden = tmp_path / "qa.jsonl"
+    golden.write_text(
+        json.dumps(
+            {"id": "g1", "question": "q", "lang": "en", "version": "0.6.0", "category": "c", "expected": {}}
+        )
+        + "\n"
+    )
+    real = tmp_path / "real.jsonl"
+    real.write_text(real_row().model_dump_json() + "\n")
+    kwargs = dict(
+        set_path=golden,
+        real_path=real,
+        report_dir=tmp_path / "r",
+        retrieval_path=None,
+        results_dir=None,
+        answer_fn=lambda q, **_: answer("Please name the model."),
+        facts_for=lambda v: facts,
+        skip_retrieval=True,
+    )
+    _, whole = eval_run.main(**kwargs)
+    _, one = eval_run.main(**kwargs, version="0.6.0")
+    assert "real_pass_rate[dev]" in {g.name for g in whole.summary.gates}
+    assert "real_pass_rate[dev]" not in {g.name for g in one.summary.gates}
+    assert (
+        one.summary.data["real"]["by_split"]["dev"]["passed"] == 0 and not one.summary.data["real"]["gated"]
+    )
+
+
 def test_a_custom_golden_set_runs_without_the_real_set(tmp_path: Path, facts: VersionFacts) -> None:
     golden = tmp_path / "qa.jsonl"
     golden.write_text(
