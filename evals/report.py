@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evals.real import RealScore
     from evals.run import EvalRun
 
 
@@ -31,6 +33,16 @@ def write_report(run: EvalRun, report_dir: Path) -> None:
     _atomic_write(report_dir / "answers.json", _json(run.answers))
     _atomic_write(report_dir / "report.md", render_markdown(run).encode("utf-8"))
     _atomic_write(report_dir / "accuracy.png", render_chart(run.summary.data))
+
+
+def write_real_report(
+    real: dict[str, Any], scores: Sequence[RealScore], answers: dict, report_dir: Path
+) -> None:
+    """The real-question set on its own (`python -m evals.run_real`): summary, dev answers, report."""
+    _atomic_write(report_dir / "real_summary.json", _json(real))
+    _atomic_write(report_dir / "real_answers.json", _json(answers))
+    text = "\n".join(["# Real-question evaluation", "", *render_real_section(real, scores)]) + "\n"
+    _atomic_write(report_dir / "real_report.md", text.encode("utf-8"))
 
 
 def archive_summary(summary: dict[str, Any], results_dir: Path, name: str) -> Path:
@@ -97,6 +109,8 @@ def render_markdown(run: EvalRun) -> str:
     lines += ["", "## Pass rate by category and language", "", "| category | en | zh |", "|---|---|---|"]
     for cat, by in d["pass_rate_by_category_lang"].items():
         lines.append(f"| {cat} | {_pct(by.get('en'))} | {_pct(by.get('zh'))} |")
+    if "real" in d:
+        lines += ["", *render_real_section(d["real"], run.real or [])]
     failed = [s for s in run.scores if not s.passed]
     lines += ["", f"## Failures ({len(failed)})", ""]
     for s in failed:
@@ -112,6 +126,51 @@ def render_markdown(run: EvalRun) -> str:
                 f"- **{r.id}** ({r.origin}) {r.query[:100]!r}: wanted {r.expected_sources}, got {r.hits}"
             )
     return "\n".join(lines) + "\n"
+
+
+def _cell(block: dict[str, Any] | None) -> str:
+    if not block or not block.get("rows"):
+        return "–"
+    return f"{block['passed']}/{block['rows']} ({_pct(block['pass_rate'])})"
+
+
+def render_real_section(real: dict[str, Any], scores: Sequence[RealScore]) -> list[str]:
+    """The real-question rows: dev and held-out side by side, per topic, then the failing dev rows only.
+
+    Held-out rows are counted, never listed, so nobody tunes on them.
+    """
+    dev, held = real["by_split"]["dev"], real["by_split"]["heldout"]
+    lines = [
+        "## Real questions (golden/real.jsonl)",
+        "",
+        "| metric | dev | heldout |",
+        "|---|---|---|",
+        f"| rows passed | {_cell(dev)} | {_cell(held)} |",
+        f"| relevance (own text is about the asked entity/topic) | {_pct(dev['relevance'])} | "
+        f"{_pct(held['relevance'])} |",
+        f"| must-include coverage (rows) | {_pct(dev['must_include'])} | {_pct(held['must_include'])} |",
+        f"| must-not violations | {dev['must_not_violations']} | {held['must_not_violations']} |",
+        f"| answers with invented identifiers | {dev['invented']} | {held['invented']} |",
+        f"| honest abstentions (with a pointer) | {dev['abstained']} | {held['abstained']} |",
+        f"| answer errors (exceptions) | {dev['errors']} | {held['errors']} |",
+        "",
+        "| topic | dev | heldout |",
+        "|---|---|---|",
+    ]
+    topics = sorted({*dev["by_topic"], *held["by_topic"]})
+    lines += [f"| {t} | {_cell(dev['by_topic'].get(t))} | {_cell(held['by_topic'].get(t))} |" for t in topics]
+    lines += [
+        f"| [{lang}] | {_cell(dev['by_lang'].get(lang))} | {_cell(held['by_lang'].get(lang))} |"
+        for lang in ("en", "zh")
+    ]
+    failed = [s for s in scores if s.split == "dev" and not s.passed]
+    lines += ["", f"### Failing dev rows ({len(failed)})", ""]
+    for score in failed:
+        lines.append(
+            f"- **{score.id}** ({score.lang}, {score.version}, {score.topic}): {score.question[:140]!r}"
+        )
+        lines += [f"  - {f}" for f in score.failures()]
+    return lines
 
 
 def render_chart(data: dict[str, Any]) -> bytes:

@@ -34,10 +34,12 @@ from evals.metrics import (
     score_row,
     summarize,
 )
+from evals.real import RealRow, RealScore, real_gates, score_real_row, summarize_real
 
 EVALS_DIR = Path(__file__).resolve().parent
 DEFAULT_SET = EVALS_DIR / "golden" / "qa.jsonl"
 DEFAULT_RETRIEVAL_SET = EVALS_DIR / "golden" / "retrieval.jsonl"
+DEFAULT_REAL_SET = EVALS_DIR / "golden" / "real.jsonl"
 RESULTS_DIR = EVALS_DIR / "results"
 RETRIEVAL_K = 5
 
@@ -63,6 +65,7 @@ class EvalRun:
     retrieval: list[RetrievalScore] | None
     summary: Summary
     answers: dict[str, dict[str, Any]]
+    real: list[RealScore] | None = None  # the real-question rows, when that set ran
 
 
 # ---------------------------------------------------------------- loading
@@ -76,6 +79,21 @@ def load_golden(path: Path) -> list[GoldenRow]:
             rows.append(GoldenRow.model_validate_json(line))
         except ValidationError as error:
             raise UserError(f"{path}:{number}: not a valid golden row: {error}") from None
+    ids = [r.id for r in rows]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise UserError(f"{path}: duplicate ids {duplicates}")
+    return rows
+
+
+def load_real(path: Path) -> list[RealRow]:
+    """Read the real-question set; a malformed line is reported with its number, and ids must be unique."""
+    rows: list[RealRow] = []
+    for number, line in _jsonl_lines(path):
+        try:
+            rows.append(RealRow.model_validate_json(line))
+        except ValidationError as error:
+            raise UserError(f"{path}:{number}: not a valid real-question row: {error}") from None
     ids = [r.id for r in rows]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
@@ -145,7 +163,7 @@ def default_retriever() -> Retriever:
 
 
 def ask_row(
-    row: GoldenRow, answer_fn: AnswerFn, new_conversation: Callable[[], Any] | None
+    row: GoldenRow | RealRow, answer_fn: AnswerFn, new_conversation: Callable[[], Any] | None
 ) -> tuple[Answer, float]:
     """Answer one row (replaying earlier turns into one conversation); returns the answer and its latency."""
     conversation = new_conversation() if (row.turns and new_conversation) else None
@@ -179,6 +197,45 @@ def run_rows(
         scores.append(score)
         answers[row.id] = answer.to_json()
     return scores, answers
+
+
+def run_real_rows(
+    rows: Sequence[RealRow],
+    *,
+    answer_fn: AnswerFn,
+    facts_for: Callable[[str], VersionFacts],
+    new_conversation: Callable[[], Any] | None = None,
+) -> tuple[list[RealScore], dict[str, dict[str, Any]]]:
+    """Ask and score the real questions; only dev answers are kept, so held-out answers are never shown."""
+    scores: list[RealScore] = []
+    answers: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        facts = facts_for(row.version)
+        try:
+            answer, latency = ask_row(row, answer_fn, new_conversation)
+        except Exception as error:  # noqa: BLE001 - a crash is a scored failure, not the end of the run
+            scores.append(score_real_row(row, None, facts, error=f"{type(error).__name__}: {error}"))
+            continue
+        scores.append(score_real_row(row, answer, facts, latency_ms=latency))
+        if row.split == "dev":
+            answers[row.id] = answer.to_json()
+    return scores, answers
+
+
+def add_real_scores(
+    summary: Summary, scores: Sequence[RealScore], thresholds: Thresholds, *, gated: bool = True
+) -> None:
+    """Report the real-question rows as their own category and add their dev gate to the run's gates.
+
+    The threshold was measured on the whole dev split, so a run over part of it (one version) is reported
+    but not gated.
+    """
+    summary.data["real"] = summarize_real(scores)
+    summary.data["real"]["gated"] = gated
+    if gated:
+        summary.gates.extend(real_gates(summary.data["real"], thresholds))
+    summary.data["gates"] = [g.__dict__ for g in summary.gates]
+    summary.data["ok"] = summary.ok
 
 
 def run_retrieval(
@@ -229,6 +286,8 @@ def evaluate(
     new_conversation: Callable[[], Any] | None = None,
     thresholds: Thresholds = THRESHOLDS,
     judge: Callable[[GoldenRow, Answer], dict[str, float]] | None = None,
+    real_rows: Sequence[RealRow] = (),
+    gate_real: bool = True,
 ) -> EvalRun:
     scores, answers = run_rows(
         rows, answer_fn=answer_fn, facts_for=facts_for, new_conversation=new_conversation, judge=judge
@@ -238,7 +297,15 @@ def evaluate(
         retrieval = run_retrieval(retrieval_rows, retriever) + run_retrieval(
             qa_retrieval_rows(rows), retriever, origin="qa"
         )
-    return EvalRun(scores, retrieval, summarize(scores, retrieval, thresholds), answers)
+    summary = summarize(scores, retrieval, thresholds)
+    real: list[RealScore] | None = None
+    if real_rows:
+        real, real_answers = run_real_rows(
+            real_rows, answer_fn=answer_fn, facts_for=facts_for, new_conversation=new_conversation
+        )
+        answers.update(real_answers)
+        add_real_scores(summary, real, thresholds, gated=gate_real)
+    return EvalRun(scores, retrieval, summary, answers, real)
 
 
 # ---------------------------------------------------------------- optional LLM judge
@@ -319,13 +386,22 @@ def main(
     retriever: Retriever | None = None,
     skip_retrieval: bool = False,
     new_conversation: Callable[[], Any] | None = None,
+    real_path: Path | None = None,
 ) -> tuple[int, EvalRun]:
-    """Run one evaluation and write its report; the exit code is 0 only when every gate passes."""
+    """Run one evaluation and write its report; the exit code is 0 only when every gate passes.
+
+    The shipped golden set runs together with the shipped real-question set; another `set_path` runs alone
+    unless `real_path` is given.
+    """
     from evals.report import archive_summary, write_report
 
     rows = load_golden(set_path)
+    if real_path is None and set_path == DEFAULT_SET and DEFAULT_REAL_SET.is_file():
+        real_path = DEFAULT_REAL_SET
+    real_rows = load_real(real_path) if real_path is not None else []
     if version is not None:
         rows = [r for r in rows if r.version == version]
+        real_rows = [r for r in real_rows if r.version == version]
         if not rows:
             raise UserError(f"{set_path} has no rows for version {version!r}.")
     retrieval_rows = load_retrieval(retrieval_path) if retrieval_path and retrieval_path.is_file() else []
@@ -343,6 +419,8 @@ def main(
         retrieval_rows=retrieval_rows,
         new_conversation=new_conversation or (default_conversation_factory() if answer_fn is None else None),
         judge=llm_judge_from_env(),
+        real_rows=real_rows,
+        gate_real=version is None,
     )
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run.summary.data["run"] = {
@@ -351,6 +429,7 @@ def main(
         "set": _shown(set_path),
         "version_filter": version,
         "retrieval_set": _shown(retrieval_path) if retrieval_rows else None,
+        "real_set": _shown(real_path) if real_rows and real_path is not None else None,
     }
     run.summary.data["retrieval"]["not_run_because"] = retrieval_error if run.retrieval is None else None
     write_report(run, report_dir)
