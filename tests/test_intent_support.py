@@ -16,7 +16,8 @@ from assistant.rules.validate import precision_finding
 from assistant.service import version_context
 from assistant.session import Conversation
 from assistant.settings import KNOWLEDGE_BASE
-from assistant.understand import extract_overrides, understand
+from assistant.config_text import extract_overrides
+from assistant.understand import understand
 
 
 def hear(text: str, version: str = "0.6.0") -> Slots:
