@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     chroma_port: int = 8000
     collection: str = "autorecipe"
     embedding_model_path: str | None = None
+    embedding_export_dir: Path | None = None  # where ingest keeps the ONNX export; default <data_dir>/models
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
@@ -38,6 +39,9 @@ class Settings(BaseSettings):
 
     def resolved_embedding_model_path(self) -> str:
         return self.embedding_model_path or _bundled_model_path()
+
+    def resolved_embedding_export_dir(self) -> Path:
+        return self.embedding_export_dir or self.data_dir / "models"
 
 
 @lru_cache(maxsize=1)

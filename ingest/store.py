@@ -1,7 +1,9 @@
 """Write chunks into a new index generation, incrementally, and switch to it only when it is whole.
 
 Unchanged chunks (same content hash) are neither re-embedded nor rewritten; removed ones are deleted.
-An interrupted ingest leaves the previous generation, and the pointer to it, untouched.
+An interrupted ingest leaves the previous generation, and the pointer to it, untouched. New chunks are
+embedded in one call (sorted by length, so batches pad little) by the ONNX export of the model, which
+this step makes first when it is missing (assistant/embedding.py).
 """
 
 from __future__ import annotations
@@ -15,17 +17,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assistant.embedding import Encoder, ingest_encoder, usable_export
 from assistant.lexical import TOKENIZER_VERSION, tokenize
 from assistant.settings import Settings
 from assistant.vectorstore import (
     COSINE,
+    ROWS_FILE,
+    collection_rows,
     current_generation,
     http_client,
     index_root,
-    make_embeddings,
     open_current,
     persistent_client,
     pointer_collection,
+    write_rows,
 )
 from ingest.docs import Chunk
 
@@ -64,20 +69,29 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _add_chunks(vector_store, chunks: Sequence[Chunk]) -> None:
+def _add_chunks(collection, chunks: Sequence[Chunk], encoder: Encoder) -> None:
+    vectors = encoder.embed([c.text for c in chunks]) if chunks else None
     for start in range(0, len(chunks), BATCH):
         batch = chunks[start : start + BATCH]
-        vector_store.add_texts(
-            texts=[c.text for c in batch],
-            metadatas=[{**c.metadata(), "bm25": " ".join(tokenize(c.text))} for c in batch],
+        collection.add(
             ids=[c.chunk_id for c in batch],
+            embeddings=vectors[start : start + BATCH],
+            metadatas=[{**c.metadata(), "bm25": " ".join(tokenize(c.text))} for c in batch],
+            documents=[c.text for c in batch],
         )
+
+
+def _up_to_date(settings: Settings, previous: str | None) -> bool:
+    """The current generation already has its numpy copy, and the model its export."""
+    rows_file = index_root(settings) / str(previous) / ROWS_FILE
+    if settings.chroma_mode == "persistent" and not rows_file.exists():
+        return False
+    model_path = settings.resolved_embedding_model_path()
+    return usable_export(settings.resolved_embedding_export_dir(), model_path) is not None
 
 
 def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequence[str] = ()) -> IngestReport:
     """Bring the index to exactly `chunks`; returns what changed."""
-    from langchain_chroma import Chroma
-
     started = time.perf_counter()
     unique = {c.chunk_id: c for c in chunks}
     model_path = settings.resolved_embedding_model_path()
@@ -93,19 +107,20 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
     previous = current_generation(
         settings, None if settings.chroma_mode == "persistent" else http_client(settings)
     )
-    if previous and same_model and not to_add and not to_remove:
+    if previous and same_model and not to_add and not to_remove and _up_to_date(settings, previous):
         return IngestReport(previous, 0, 0, len(unique), len(unique), time.perf_counter() - started)
 
     generation = time.strftime("gen-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    encoder = ingest_encoder(model_path, settings.resolved_embedding_export_dir())
     manifest = {
         "generation": generation,
         "embedding_model": model_path,
+        "embedding_runtime": encoder.runtime,
         "tokenizer": TOKENIZER_VERSION,
         "chunks": len(unique),
         "sources": list(sources),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    embeddings = make_embeddings(model_path)
     if settings.chroma_mode == "persistent":
         root = index_root(settings)
         root.mkdir(parents=True, exist_ok=True)
@@ -115,33 +130,26 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
         else:
             staging.mkdir()
         client = persistent_client(staging)
-        store = Chroma(
-            collection_name=settings.collection,
-            embedding_function=embeddings,
-            client=client,
-            collection_configuration=COSINE,
+        collection = client.get_or_create_collection(
+            settings.collection, configuration=COSINE, embedding_function=None
         )
-        _add_chunks(store, to_add)
+        _add_chunks(collection, to_add, encoder)
         if to_remove:
-            store.delete(ids=to_remove)
+            collection.delete(ids=to_remove)
+        write_rows(staging, collection_rows(collection))
         _write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
-        del store, client
+        del collection, client
         os.replace(staging, root / generation)
         _write_atomic(root / "CURRENT", generation)
         _prune_persistent(root, keep={generation, previous})
     else:
         client = http_client(settings)
         name = f"{settings.collection}__{generation}"
-        store = Chroma(
-            collection_name=name,
-            embedding_function=embeddings,
-            client=client,
-            collection_configuration=COSINE,
-        )
+        collection = client.create_collection(name, configuration=COSINE, embedding_function=None)
         if previous and same_model:
             _copy_collection(client, f"{settings.collection}__{previous}", name, skip=set(to_remove))
-        _add_chunks(store, to_add)
-        client.get_collection(name).modify(metadata={"manifest": json.dumps(manifest)})
+        _add_chunks(collection, to_add, encoder)
+        collection.modify(metadata={"manifest": json.dumps(manifest)})
         client.get_or_create_collection(pointer_collection(settings)).modify(
             metadata={"generation": generation}
         )

@@ -28,6 +28,14 @@ REPO = Path(__file__).resolve().parents[1]
 SKILL_SEED = REPO.parent / "shared" / "seeds" / "000_7a19b8649c0bf7c3.txt"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_export(tmp_path_factory):
+    """One ONNX export of the embedding model for the whole run, whatever data directory a test uses."""
+    os.environ["AUTORECIPE_EMBEDDING_EXPORT_DIR"] = str(tmp_path_factory.mktemp("models"))
+    yield
+    os.environ.pop("AUTORECIPE_EMBEDDING_EXPORT_DIR", None)
+
+
 @pytest.fixture(scope="session")
 def index_settings(tmp_path_factory) -> Settings:
     """Settings whose data directory holds a real index of the bundled knowledge base (built once)."""
