@@ -131,14 +131,21 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
 
 def run_estimate(args: argparse.Namespace) -> dict[str, Any]:
     """The estimate JSON for one parsed call."""
-    from assistant import hardware_data
-
     if args.spec:
         run = _run_from_spec(args)
     elif args.recipe:
         run = _run_from_recipe(args)
     else:
         raise UserError("give --recipe NAME, --spec FILE.json or --batch FILE.jsonl")
+    return estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
+
+
+def estimate_run(
+    run: dict[str, Any], *, search: bool = False, top_k: int = 5, tokens: float | None = None
+) -> dict[str, Any]:
+    """The estimate JSON of one run (from a recipe record or a spec)."""
+    from assistant import hardware_data
+
     cluster: Cluster = run["cluster"]
     if cluster.num_gpus < 1:
         raise UserError("--gpus must be at least 1")
@@ -157,17 +164,17 @@ def run_estimate(args: argparse.Namespace) -> dict[str, Any]:
     try:
         plan = _plan(run, cluster.num_gpus)
     except UserError as error:
-        if not args.search:
+        if not search:
             raise UserError(f"{error} (or add --search to find layouts that work)") from error
         result["plan_error"] = str(error)
         plan = None
     if plan is not None:
         result.update(_estimate_plan(run, plan, hw, cluster))
-        if args.tokens:
-            seconds = args.tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
+        if tokens:
+            seconds = tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
             result["time_to_train_s"] = seconds
-    if args.search:
-        result.update(_search(run, cluster, hw, args.top_k))
+    if search:
+        result.update(_search(run, cluster, hw, top_k))
     track = hardware_data.track_record(run["arch"].hf_model_id, run["precision"])
     if track is not None:
         result["track_record"] = track.to_json()  # how the estimate did on this model's published runs
@@ -293,10 +300,16 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
 
 def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
     from assistant.catalog import resolve_recipe
+
+    record = resolve_recipe(args.recipe, version=args.version)
+    return run_from_record(record, args)
+
+
+def run_from_record(record, args: argparse.Namespace) -> dict[str, Any]:
+    """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
 
-    record = resolve_recipe(args.recipe, version=args.version)
     config = build_config(record, list(args.overrides), version=args.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
