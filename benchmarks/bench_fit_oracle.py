@@ -41,6 +41,16 @@ def reason_class(message: str, record) -> str:
     return re.sub(r"\d+", "N", message)[:90]
 
 
+def missing_piece(message: str, record) -> str:
+    """What an estimate lacked: the model (for an architecture reason), else the GPU type or the reason."""
+    reason = reason_class(message, record)
+    if "architecture" in reason or "hybrid" in message or "vocab_size" in message:
+        return record.hf_model_id or record.family or "?"
+    if "GPU type" in reason:
+        return record.gpu_type
+    return "other"
+
+
 def estimate_record(record, version: str) -> dict:
     """Fit verdict for one benchmark record on its own GPUs: {"status", "peak", "usable", "reason"}."""
     args = build_parser().parse_args(
@@ -82,11 +92,7 @@ def main() -> None:
         for reason, count in reasons.most_common():
             print(f"    not estimated {count:4d}: {reason}")
         missing = Counter(
-            (r.hf_model_id or r.family or "?")
-            if "architecture" in reason_class(o["reason"], r)
-            else r.gpu_type
-            for r, o in outcomes
-            if o["status"] == "not estimated"
+            missing_piece(o["reason"], r) for r, o in outcomes if o["status"] == "not estimated"
         )
         if missing:
             print("    missing: " + ", ".join(f"{k} ({n})" for k, n in missing.most_common()))

@@ -207,3 +207,28 @@ def test_the_precision_aware_optimizer_keeps_the_dtypes_the_recipe_names() -> No
     six = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, optimizer_bytes=6.0)
     twelve = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096)
     assert six.breakdown.optimizer == pytest.approx(twelve.breakdown.optimizer / 2)
+
+
+def test_te_cross_entropy_keeps_the_logits_in_bf16() -> None:
+    """Transformer Engine's fused cross-entropy works in place in the bf16 logits (2 bytes an element);
+    Megatron-Core's own paths cast them to fp32 first, which the fitted constant covers."""
+
+    def logits(te: bool) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=8192, te_cross_entropy=te)
+        return est.breakdown.logits
+
+    padded_vocab = 128_256  # Llama 3's vocabulary is already a multiple of 128
+    assert logits(True) == pytest.approx(8192 * padded_vocab * 2)
+    assert logits(False) > 2.5 * logits(True)
+
+
+def test_rubin_memory_is_estimated_and_its_speed_is_not() -> None:
+    """No dense Rubin peak is public: the estimate says so instead of inventing a speed."""
+    from ui.commands.estimate import build_parser, run_estimate
+
+    args = build_parser().parse_args(
+        ["--recipe", "llama3_8b_pretrain_8gpu_vr200_bf16_config", "--gpus", "8", "--gpu-type", "vr200"]
+    )
+    result = run_estimate(args)
+    assert result["memory"]["usable_bytes"] == 270 * GIB
+    assert result["throughput"] is None and "not estimated" in result["throughput_error"]

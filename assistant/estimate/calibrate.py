@@ -415,6 +415,8 @@ def golden_case(row: dict[str, Any], num_gpus: int = 8) -> dict[str, Any] | None
         "grad_reduce_in_fp32": True,
         "unfused_attention": args.get("attention-backend") == "unfused",
         "mtp_layers": int(args.get("mtp-num-layers") or 0),
+        "te_cross_entropy": bool(args.get("cross-entropy-loss-fusion"))
+        and args.get("cross-entropy-fusion-impl") == "te",
     }
 
 
@@ -434,6 +436,7 @@ def predict_allocated(case: dict[str, Any], hw: GpuSpec, ov: MemoryOverheads, st
         grad_reduce_in_fp32=case["grad_reduce_in_fp32"],
         unfused_attention=case.get("unfused_attention", False),
         mtp_layers=case.get("mtp_layers", 0),
+        te_cross_entropy=case.get("te_cross_entropy", False),
         overheads=ov,
         stage=stage,
     )
@@ -457,6 +460,7 @@ def distinct_cases(cases: list[tuple[dict, GpuSpec, float, str]]) -> list[tuple[
                 c.get("recompute_num_layers"),
                 c.get("unfused_attention"),
                 c.get("mtp_layers"),
+                c.get("te_cross_entropy"),
                 c.get("recompute_modules"),
                 c.get("mode"),
                 c["distributed_optimizer"],

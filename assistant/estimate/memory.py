@@ -39,6 +39,11 @@ HOST_MEMORY_SHARE = 0.8
 
 # LoRA defaults of Megatron-Bridge's `LoRA` PEFT config: rank 32 on these linear layers.
 LORA_RANK = 32
+# Bytes per logit element with Transformer Engine's cross-entropy (cross_entropy_fusion_impl="te",
+# transformer_engine/pytorch/cross_entropy.py): loss and gradient are computed in place in the bf16 logits.
+# Megatron-Core's own paths, fused or not, cast the logits to fp32 first (tensor_parallel/cross_entropy.py,
+# calculate_logits_max), which the fitted logits_bytes_per_element covers.
+TE_LOGITS_BYTES = 2.0
 
 
 class MemoryOverheads(Record):
@@ -220,13 +225,15 @@ def estimate_memory(
     cuda_graphs: bool = False,
     unfused_attention: bool = False,
     mtp_layers: int = 0,
+    te_cross_entropy: bool = False,
     lora_rank: int = LORA_RANK,
     offload_layers: int = 0,
     overheads: MemoryOverheads | None = None,
     stage: Literal["max", "first", "last"] = "max",
 ) -> MemoryEstimate:
     """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict.
-    `offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host memory."""
+    `offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host memory.
+    `te_cross_entropy`: the recipe fuses the cross-entropy with Transformer Engine's kernel."""
     ov = overheads or MemoryOverheads()
     d = dims_of(arch)
     mbs = micro_batch_size or layout.mbs
@@ -342,7 +349,8 @@ def estimate_memory(
             activations += st.inflight_microbatches * tokens * d.hidden * 2 / tp_div
         activations *= ov.activation_scale
         offloaded = offload_layers * per_layer * ov.activation_scale
-        logits = tokens * vocab / t * ov.logits_bytes_per_element * (1 + mtp_layers) if st.has_output else 0.0
+        logit_bytes = TE_LOGITS_BYTES if te_cross_entropy else ov.logits_bytes_per_element
+        logits = tokens * vocab / t * logit_bytes * (1 + mtp_layers) if st.has_output else 0.0
         allocated = params + grads + optimizer + activations + logits + ov.workspace_gib * GIB
         results.append((allocated, rank, params, grads, optimizer, activations, logits, offloaded))
 

@@ -462,6 +462,7 @@ def nearest_fit(
             grad_reduce_in_fp32=grad_reduce_in_fp32,
             fsdp=fsdp,
             mtp_layers=_mtp_layers(features),
+            te_cross_entropy=_te_cross_entropy(features),
         )
 
     def leanest_fits(plan: Plan, fsdp: bool) -> bool:
@@ -470,8 +471,8 @@ def nearest_fit(
         if full_recompute_memory(plan, fsdp).fits:
             return True
         options = {"seq_length": seq_length, "mode": mode, "precision": precision, "fsdp": fsdp,
-                   "grad_reduce_in_fp32": grad_reduce_in_fp32,
-                   "mtp_layers": _mtp_layers(features)}  # fmt: skip
+                   "grad_reduce_in_fp32": grad_reduce_in_fp32, "mtp_layers": _mtp_layers(features),
+                   "te_cross_entropy": _te_cross_entropy(features)}  # fmt: skip
         return offload_allowed(plan, fsdp, features) and (
             fewest_offload_layers(arch, plan, hardware, overheads, **options) is not None
         )
@@ -563,6 +564,10 @@ def _mtp_layers(features: RunFeatures | None) -> int:
     return features.mtp_layers if features else 0
 
 
+def _te_cross_entropy(features: RunFeatures | None) -> bool:
+    return bool(features and features.te_cross_entropy)
+
+
 def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
     """Keep the fastest (VP, micro-batch, recompute or CPU offloading) that fits, per distinct (TP, PP, CP,
     EP, FSDP) layout. Offloading is weighed against the cheapest recompute that fits: over a fast host link
@@ -573,7 +578,9 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
         for recompute, modules in recompute_options(arch):
             memory = estimate_memory(
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, overheads=ov, fsdp=fsdp,
-                mtp_layers=_mtp_layers(speed_options["features"]), **options,
+                mtp_layers=_mtp_layers(speed_options["features"]),
+                te_cross_entropy=_te_cross_entropy(speed_options["features"]),
+                **options,
             )  # fmt: skip
             if memory.fits:
                 tried.append((recompute, modules, 0, memory))
@@ -581,7 +588,10 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
         needs_relief = not tried or tried[0][0] is not None
         if needs_relief and offload_allowed(plan, fsdp, speed_options["features"]):
             mtp = _mtp_layers(speed_options["features"])
-            offloaded = fewest_offload_layers(arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, **options)
+            te_ce = _te_cross_entropy(speed_options["features"])
+            offloaded = fewest_offload_layers(
+                arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, te_cross_entropy=te_ce, **options
+            )
             if offloaded is not None:
                 tried.append((None, None, *offloaded))
         for recompute, modules, offload, memory in tried:

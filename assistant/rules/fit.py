@@ -79,6 +79,7 @@ def estimate_fit(
             recompute=recompute if recompute in ("selective", "full") else None,
             recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
             mtp_layers=features_from_fields(values).mtp_layers,
+            te_cross_entropy=features_from_fields(values).te_cross_entropy,
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
             distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),

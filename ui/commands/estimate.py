@@ -45,6 +45,8 @@ SPEC_RUN_FIELDS = (
     "cpu_offloading",
     "cpu_offloading_num_layers",
     "cpu_offloading_weights",
+    "cross_entropy_loss_fusion",
+    "cross_entropy_fusion_impl",
 )
 
 
@@ -170,7 +172,7 @@ def estimate_run(
         plan = None
     if plan is not None:
         result.update(_estimate_plan(run, plan, hw, cluster))
-        if tokens:
+        if tokens and result["throughput"]:
             seconds = tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
             result["time_to_train_s"] = seconds
     if search:
@@ -208,8 +210,19 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         fp8_param=run["fp8_param"],
         cuda_graphs=run["cuda_graphs"],
         mtp_layers=run["mtp_layers"],
+        te_cross_entropy=run["features"].te_cross_entropy,
         overheads=hardware_data.memory_overheads(),
     )
+    out = {
+        "plan": plan.to_json(),
+        "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
+        "throughput": None,
+        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
+        "assumptions": memory.assumptions + run["notes"],
+    }
+    if hw.peaks_unknown:  # memory needs only the HBM size; speed needs a published tensor-core peak
+        out["throughput_error"] = f"throughput not estimated on {hw.name}: {hw.peaks_unknown}"
+        return out
     speed = estimate_throughput(
         arch,
         plan,
@@ -219,13 +232,9 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         calibration=hardware_data.calibration(),
         features=run["features"],
     )
-    return {
-        "plan": plan.to_json(),
-        "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
-        "throughput": speed.model_dump(mode="json", exclude={"assumptions"}),
-        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
-        "assumptions": memory.assumptions + speed.assumptions + run["notes"],
-    }
+    out["throughput"] = speed.model_dump(mode="json", exclude={"assumptions"})
+    out["assumptions"] = memory.assumptions + speed.assumptions + run["notes"]
+    return out
 
 
 def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
@@ -426,6 +435,8 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
                 ),
                 "mixed_precision.fp8_dot_product_attention": model.get("fp8_dot_product_attention"),
                 "model.moe_token_dispatcher_type": model.get("moe_token_dispatcher_type"),
+                "model.cross_entropy_loss_fusion": bool(model.get("cross_entropy_loss_fusion", False)),
+                "model.cross_entropy_fusion_impl": model.get("cross_entropy_fusion_impl"),
             }
         ),
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
@@ -496,7 +507,9 @@ def _render_plan(result: dict[str, Any]) -> list[str]:
         "  " + ", ".join(f"{k} {v / GIB:.1f}" for k, v in mem["breakdown"].items()) + " GiB",
         f"throughput: {speed['tokens_per_sec_per_gpu']:,.0f} tokens/s/GPU, "
         f"{speed['model_tflops_per_gpu']:,.0f} "
-        f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s",
+        f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s"
+        if speed
+        else result["throughput_error"],
     ]
     for finding in result.get("findings", []):
         lines.append(f"{finding['severity']}: {finding['message']}")
