@@ -232,3 +232,50 @@ def test_rubin_memory_is_estimated_and_its_speed_is_not() -> None:
     result = run_estimate(args)
     assert result["memory"]["usable_bytes"] == 270 * GIB
     assert result["throughput"] is None and "not estimated" in result["throughput_error"]
+
+
+def test_lora_saves_only_what_a_frozen_base_needs() -> None:
+    """A frozen linear keeps no input (Transformer Engine saves it only for a weight gradient); the adapters
+    keep the inputs of the layers they wrap (in bf16). With adapters on all four linear layers a bf16 run
+    saves what full SFT saves; with fewer targets, less."""
+
+    def activations(mode: str, targets: list[str] | None = None) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, mode=mode, lora_targets=targets)
+        return est.breakdown.activations
+
+    qkv_only = activations("peft", ["linear_qkv"])
+    all_four = activations("peft")
+    assert qkv_only < 0.8 * all_four
+    assert all_four == pytest.approx(activations("sft"))
+
+
+def test_lora_rank_and_targets_set_the_adapter_state() -> None:
+    def adapter_state(rank: int, targets: list[str] | None) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, mode="peft", lora_rank=rank,
+                              lora_targets=targets)  # fmt: skip
+        return est.breakdown.grads + est.breakdown.optimizer
+
+    assert adapter_state(32, None) == pytest.approx(2 * adapter_state(16, None))
+    assert adapter_state(16, ["linear_qkv"]) < adapter_state(16, None) / 3
+
+
+def test_uniform_full_recompute_keeps_one_input_per_group() -> None:
+    """Megatron's uniform method checkpoints groups of recompute_num_layers layers; block recomputes the
+    first recompute_num_layers layers of each chunk and keeps the others whole."""
+
+    def activations(method: str, layers: int) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8, pp=2, gbs=64), H100, seq_length=4096, recompute="full",
+                              recompute_method=method, recompute_num_layers=layers)  # fmt: skip
+        return est.breakdown.activations
+
+    block = [activations("block", n) for n in (4, 2, 1)]
+    assert activations("uniform", 1) < block[0] < block[1] < block[2]
+
+
+def test_fp8_presets_store_the_weights_in_fp8() -> None:
+    """Bridge's FP8 and MXFP8 presets set fp8_param_gather (one byte per weight, no cached copy); NVFP4 and
+    BF16 keep bf16 weights."""
+    assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_fp8_current_scaling_mixed")
+    assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_mxfp8_mixed")
+    assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_nvfp4_mixed")
+    assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_mixed")

@@ -52,7 +52,7 @@ def estimate_fit(
     """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
     from assistant import hardware_data
     from assistant.estimate.features import features_from_fields
-    from assistant.estimate.memory import estimate_memory
+    from assistant.estimate.memory import LORA_RANK, estimate_memory
     from assistant.estimate.shapes import unmodelled_reason
 
     if arch is None:
@@ -78,8 +78,13 @@ def estimate_fit(
             precision=(config.precision if config else None) or record.precision or "bf16",
             recompute=recompute if recompute in ("selective", "full") else None,
             recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
+            recompute_num_layers=values.get("model.recompute_num_layers"),
+            recompute_method=values.get("model.recompute_method"),
             mtp_layers=features_from_fields(values).mtp_layers,
             te_cross_entropy=features_from_fields(values).te_cross_entropy,
+            fp8_param=_stores_fp8_weights(values, config.version if config else record.version),
+            lora_rank=int(values.get("peft.dim") or LORA_RANK),
+            lora_targets=values.get("peft.target_modules"),
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
             distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
@@ -98,3 +103,13 @@ def estimate_fit(
         margin_bytes=memory.margin_bytes,
         tight=memory.tight,
     )
+
+
+def _stores_fp8_weights(values: dict, version: str | None) -> bool:
+    """The recipe's own fp8_param_gather / fp8_param, else its mixed-precision preset's."""
+    from assistant import hardware_data
+
+    for key in ("mixed_precision.fp8_param_gather", "model.fp8_param"):
+        if isinstance(values.get(key), bool):
+            return values[key]
+    return hardware_data.preset_stores_fp8_weights(version, values.get("mixed_precision._target_"))

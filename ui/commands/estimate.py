@@ -16,6 +16,7 @@ import typer
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
+from assistant.estimate.memory import LORA_RANK
 from assistant.records import Cluster, ModelArch, Plan
 
 MODES = ("pretrain", "sft", "peft")
@@ -205,12 +206,15 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         plan,
         hw,
         **common,
+        recompute_method=run.get("recompute_method"),
         recompute_modules=run["recompute_modules"],
         distributed_optimizer=run["distributed_optimizer"],
         fp8_param=run["fp8_param"],
         cuda_graphs=run["cuda_graphs"],
         mtp_layers=run["mtp_layers"],
         te_cross_entropy=run["features"].te_cross_entropy,
+        lora_rank=run.get("lora_rank") or LORA_RANK,
+        lora_targets=run.get("lora_targets"),
         overheads=hardware_data.memory_overheads(),
     )
     out = {
@@ -316,6 +320,7 @@ def _run_from_recipe(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_from_record(record, args: argparse.Namespace) -> dict[str, Any]:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
+    from assistant import hardware_data
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
 
@@ -357,16 +362,22 @@ def run_from_record(record, args: argparse.Namespace) -> dict[str, Any]:
         "recompute": _recompute(config.recompute_granularity),
         "recompute_modules": values.get("model.recompute_modules"),
         "recompute_num_layers": values.get("model.recompute_num_layers"),
+        "recompute_method": values.get("model.recompute_method"),
         "grad_reduce_in_fp32": _flag(
             values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
         ),
         "distributed_optimizer": _flag(values, ("ddp.use_distributed_optimizer",), True),
-        "fp8_param": _flag(values, ("mixed_precision.fp8_param_gather", "model.fp8_param"), False),
+        "fp8_param": _flag(
+            values,
+            ("mixed_precision.fp8_param_gather", "model.fp8_param"),
+            hardware_data.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
+        ),
         "fsdp": config.fsdp,
         "offload_layers": (config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
         "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
         "features": features_from_fields(values),
         "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
+        **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
         "notes": [],
     }
 
@@ -418,6 +429,7 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "recompute": _recompute(model.get("recompute_granularity")),
         "recompute_modules": model.get("recompute_modules"),
         "recompute_num_layers": model.get("recompute_num_layers"),
+        "recompute_method": model.get("recompute_method"),
         "grad_reduce_in_fp32": bool(ddp.get("grad_reduce_in_fp32", True)),
         "distributed_optimizer": bool(ddp.get("use_distributed_optimizer", True)),
         "fp8_param": bool(model.get("fp8_param", False)),
@@ -440,8 +452,16 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
             }
         ),
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
+        **_lora_fields((spec.get("peft") or {}).get("dim"), (spec.get("peft") or {}).get("target_modules")),
         "notes": notes,
     }
+
+
+def _lora_fields(dim: Any, targets: Any) -> dict[str, Any]:
+    """LoRA rank and adapted linear layers (Bridge's `LoRA` defaults when the run does not set them)."""
+    if targets is not None and not (isinstance(targets, list) and all(isinstance(t, str) for t in targets)):
+        raise UserError('peft target_modules must be a list of linear layer names, e.g. ["linear_qkv"]')
+    return {"lora_rank": int(dim) if dim else None, "lora_targets": targets}
 
 
 def _recompute(value: Any) -> str | None:
