@@ -399,17 +399,43 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
         )
     if nearest.min_gpus and nearest.min_gpus_layout is not None:
         best = nearest.min_gpus_layout
-        peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
+        peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
         layout = _layout_in_words(best, lang)
         keys = " ".join(f"`{k}={render_value(v)}`" for k, v in best.overrides.items())
         lines.append(
             f"The fewest GPUs that fit: **{nearest.min_gpus}** with {layout} "
-            f"(about {peak} per GPU, {speed} tokens/s per GPU). {keys}"
+            f"({peak} per GPU, {speed} tokens/s per GPU). {keys}"
             if lang != "zh"
             else f"能放下的最少 GPU 数：**{nearest.min_gpus}** 张，布局 {layout}"
-            f"（每张 GPU 约 {peak}，约 {speed} tokens/s）。{keys}"
+            f"（每张 GPU {peak}，约 {speed} tokens/s）。{keys}"
+        )
+    if nearest.room_gpus and nearest.room_layout is not None:
+        room = nearest.room_layout
+        peak, layout = _peak_with_room(room.memory, lang), _layout_in_words(room, lang)
+        keys = " ".join(f"`{k}={render_value(v)}`" for k, v in room.overrides.items())
+        lines.append(
+            f"With room beyond the estimate's error: **{nearest.room_gpus}** GPUs with {layout} "
+            f"({peak} per GPU). {keys}"
+            if lang != "zh"
+            else f"余量超出估计误差的方案：**{nearest.room_gpus}** 张 GPU，布局 {layout}（每张 GPU {peak}）。"
+            f"{keys}"
         )
     return lines
+
+
+def _peak_with_room(memory, lang: str) -> str:
+    """"about 75.0 GB of 84.9 GB", with "tight" when less than the headroom a plan should keep is left."""
+    from assistant.estimate.search import HEADROOM, has_room
+
+    peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
+    if has_room(memory):
+        return say(lang, f"about {peak} of {usable}", f"约 {peak}，可用 {usable}")
+    left = max(0.0, memory.margin_bytes / memory.usable_bytes)
+    return say(
+        lang,
+        f"about {peak} of {usable}, tight: {left:.1%} left, under the {HEADROOM:.0%} a plan should keep",
+        f"约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}",
+    )
 
 
 def _layout_in_words(layout, lang: str) -> str:
@@ -433,16 +459,14 @@ def _fitting_line(rec: Recommendation, lang: str) -> str:
     """The plan does not fit, but another layout on the same GPUs does: the fastest of those."""
     best = rec.nearest.best_here
     layout = _layout_in_words(best, lang)
-    peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
-    if best.memory.tight:
-        peak += say(lang, " (tight: inside the estimator's error)", "（余量在估计误差之内）")
+    peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
     keys = changed_overrides(best.overrides, rec.plan)
     gpus = f"{rec.cluster.num_gpus} × {rec.cluster.gpu_label}"
     if lang == "zh":
         head = f"**在 {gpus} 上能放下的布局（估计）：** {layout}"
-        return f"{head}——每张 GPU 约 {peak}，约 {speed} tokens/s。{keys}"
+        return f"{head}——每张 GPU {peak}，约 {speed} tokens/s。{keys}"
     return (
-        f"**A layout that fits your {gpus} (estimated):** {layout} — about {peak} per GPU, "
+        f"**A layout that fits your {gpus} (estimated):** {layout} — {peak} per GPU, "
         f"{speed} tokens/s per GPU. {keys}"
     )
 

@@ -339,13 +339,16 @@ def estimate_run(
     plan_does_not_fit = rec.fit is not None and rec.fit.status == "does-not-fit"
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
     resized = record.kind == "library" and not record.written_for(cluster)
+    # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
+    grads_fp32 = record.fields.get("ddp.grad_reduce_in_fp32") is not False
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
-            rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common
-        )
+            rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features,
+            grad_reduce_in_fp32=grads_fp32, **common,
+        )  # fmt: skip
     elif rec.plan and (search or resized or fastest):
         found = search_layouts(rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1,
-                               features=features, **common)  # fmt: skip
+                               features=features, grad_reduce_in_fp32=grads_fp32, **common)  # fmt: skip
         # A user's own layout that does not fit gets the search's best whatever its speed.
         if found and ((search and plan_does_not_fit) or _clearly_faster(found[0], rec.speed)):
             rec.faster = found[0]
