@@ -424,7 +424,7 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
 
 
 def _peak_with_room(memory, lang: str) -> str:
-    """"about 75.0 GB of 84.9 GB", with "tight" when less than the headroom a plan should keep is left."""
+    """Peak of usable memory ("about 75.0 GB of 84.9 GB"), with "tight" when less than HEADROOM is left."""
     from assistant.estimate.search import HEADROOM, has_room
 
     peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)

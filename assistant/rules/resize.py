@@ -535,13 +535,23 @@ def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_f
         "error",
         f"No layout of {record.name} fits {cluster.num_gpus} × {gpu} at sequence length {seq} "
         "by the memory estimate"
-        + (" even with PEFT." if peft else "; use another GPU count or the PEFT recipe." if fewer
-           else "; add GPUs or use the PEFT recipe.")
+        + (
+            " even with PEFT."
+            if peft
+            else "; use another GPU count or the PEFT recipe."
+            if fewer
+            else "; add GPUs or use the PEFT recipe."
+        )
         + more,
         f"按显存估算，{record.name} 在 {cluster.num_gpus} × {gpu}、序列长度 {seq} 下没有"
         "可行布局"
-        + ("，即使使用 PEFT 也不行。" if peft else "；请换一个 GPU 数或改用 PEFT 配方。" if fewer
-           else "；请增加 GPU 或改用 PEFT 配方。")
+        + (
+            "，即使使用 PEFT 也不行。"
+            if peft
+            else "；请换一个 GPU 数或改用 PEFT 配方。"
+            if fewer
+            else "；请增加 GPU 或改用 PEFT 配方。"
+        )
         + more_zh,
         None,
         f"--gpus {need}" if need else None,
