@@ -279,3 +279,16 @@ def test_fp8_presets_store_the_weights_in_fp8() -> None:
     assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_mxfp8_mixed")
     assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_nvfp4_mixed")
     assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_mixed")
+
+
+def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:
+    """Qwen3-Next and Qwen3.5 put a Gated DeltaNet mixer in three of every four layers (Megatron's
+    linear_attention_freq); the parameter count from those mixers matches the checkpoint's."""
+    from assistant.estimate.shapes import dims_of, layer_kinds, total_params
+    from assistant.models import load_model_arch
+
+    arch = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    assert layer_kinds(arch)[:4] == "YYYX" and layer_kinds(arch).count("X") == 12
+    assert total_params(dims_of(arch)) == pytest.approx(arch.total_params, rel=1e-6)
+    est = estimate_memory(arch, plan(16, tp=2, ep=8, gbs=64), HW["gb200"], seq_length=4096)
+    assert est.breakdown.activations > 0 and est.peak_bytes > est.breakdown.params

@@ -177,6 +177,10 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
         # in_proj output (z, x, B, C, dt), the convolution's output, the scan's output y, and the gated
         # norm's output (the out_proj input); the scan recomputes its chunk states in backward.
         return plain + d.mamba_in_width + d.mamba_conv_width + d.d_inner, norm_out + d.d_inner
+    if kind == "gdn":
+        # The same tensors for a Gated DeltaNet mixer: in_proj output (q, k, v, z, beta, alpha), the
+        # convolution's output (q, k, v), the delta-rule output, and the gated norm's output (out_proj input).
+        return plain + d.gdn_in_width + d.gdn_conv_width + d.lin_v, norm_out + d.lin_v
     plain += 2 * d.experts  # router logits and probabilities (fp32)
     gemm_in = norm_out
     if "moe" not in modules:
@@ -221,7 +225,7 @@ def _lora_sublayer_elements(d: Dims, kind: str, targets: frozenset[str]) -> tupl
         if d.shared_ffn:
             plain += (2 if d.gated else 1) * d.shared_ffn + (d.shared_ffn if "linear_fc2" in targets else 0.0)
         return plain + d.latent, 0.0
-    return _sublayer_elements(d, kind, set())  # Mamba mixers: counted as when trained in full
+    return _sublayer_elements(d, kind, set())  # Mamba and DeltaNet mixers: counted as in full training
 
 
 def _mix_elements(
@@ -230,7 +234,8 @@ def _mix_elements(
     """Saved elements per token of all the sublayers in `mix` (see _sublayer_elements); with
     `lora_targets`, of a frozen base with adapters on those linear layers (_lora_sublayer_elements)."""
     plain = gemm = 0.0
-    for kind, count in (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba)):
+    kinds = (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba), ("gdn", mix.gdn))
+    for kind, count in kinds:
         if count:
             if lora_targets is None:
                 p, g = _sublayer_elements(d, kind, modules)
