@@ -292,3 +292,14 @@ def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:
     assert total_params(dims_of(arch)) == pytest.approx(arch.total_params, rel=1e-6)
     est = estimate_memory(arch, plan(16, tp=2, ep=8, gbs=64), HW["gb200"], seq_length=4096)
     assert est.breakdown.activations > 0 and est.peak_bytes > est.breakdown.params
+
+
+def test_muon_keeps_one_momentum_and_its_layer_wise_optimizer_shards_it() -> None:
+    """Kimi K2's perf recipes run dist_muon with Megatron's distributed optimizer off: the layer-wise
+    optimizer still splits the state over the data-parallel ranks, and Muon keeps one moment, not two."""
+    from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
+
+    values = {"optimizer.optimizer": "dist_muon", "ddp.use_distributed_optimizer": False}
+    assert optimizer_state_bytes(values) == 8.0 and shards_optimizer_state(values)
+    assert optimizer_state_bytes({"optimizer.optimizer": "adam"}) is None
+    assert not shards_optimizer_state({"ddp.use_distributed_optimizer": False})

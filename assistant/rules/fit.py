@@ -33,13 +33,35 @@ DTYPE_BYTES = {"torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "tor
 OPTIMIZER_DTYPES = ("optimizer.main_params_dtype", "optimizer.exp_avg_dtype", "optimizer.exp_avg_sq_dtype")
 
 
+# Muon (Megatron-Core optimizer/muon.py, via emerging_optimizers) keeps one momentum buffer per weight
+# matrix beside the fp32 master copy: 8 bytes per parameter instead of Adam's 12 (the few non-matrix
+# parameters it hands to Adam are ignored).
+MUON_STATE_BYTES = 8.0
+
+
 def optimizer_state_bytes(values: dict) -> float | None:
-    """Bytes per parameter of the precision-aware optimizer's master weights and two moments, from the
-    dtypes the recipe names (Nemotron 3 Super's H100 recipe: fp16 + bf16 + bf16 = 6, not 12); None without
-    the precision-aware optimizer."""
+    """Bytes per parameter of the optimizer's master weights and state: the precision-aware optimizer's
+    dtypes as the recipe names them (Nemotron 3 Super's H100 recipe: fp16 + bf16 + bf16 = 6, not 12), or
+    Muon's 8; None for the default Adam (12)."""
+    if str(values.get("optimizer.optimizer") or "").removeprefix("dist_") == "muon":
+        return MUON_STATE_BYTES
     if not values.get("optimizer.use_precision_aware_optimizer"):
         return None
     return float(sum(DTYPE_BYTES.get(str(values.get(key)), 4) for key in OPTIMIZER_DTYPES))
+
+
+def shards_optimizer_state(values: dict) -> bool:
+    """The optimizer state is split over the data-parallel ranks: Megatron's distributed optimizer, or the
+    layer-wise one that "dist_*" optimizers and use_layer_wise_distributed_optimizer turn on
+    (optimizer/layer_wise_optimizer.py: each rank keeps only its layers' state)."""
+    if str(values.get("optimizer.optimizer") or "").startswith("dist_"):
+        return True
+    if values.get("optimizer.use_layer_wise_distributed_optimizer"):
+        return True
+    return (
+        values.get("ddp.use_distributed_optimizer", values.get("optimizer.use_distributed_optimizer", True))
+        is not False
+    )
 
 
 def estimate_fit(
@@ -87,7 +109,7 @@ def estimate_fit(
             lora_targets=values.get("peft.target_modules"),
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
-            distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
+            distributed_optimizer=shards_optimizer_state(values),
             grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
             precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
             optimizer_bytes=optimizer_state_bytes(values),

@@ -209,6 +209,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         recompute_method=run.get("recompute_method"),
         recompute_modules=run["recompute_modules"],
         distributed_optimizer=run["distributed_optimizer"],
+        optimizer_bytes=run.get("optimizer_bytes"),
         fp8_param=run["fp8_param"],
         cuda_graphs=run["cuda_graphs"],
         mtp_layers=run["mtp_layers"],
@@ -323,6 +324,7 @@ def run_from_record(record, args: argparse.Namespace) -> dict[str, Any]:
     from assistant import hardware_data
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
+    from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
     config = build_config(record, list(args.overrides), version=args.version)
     arch = recipe_arch(record, load_model_arch)
@@ -366,7 +368,8 @@ def run_from_record(record, args: argparse.Namespace) -> dict[str, Any]:
         "grad_reduce_in_fp32": _flag(
             values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
         ),
-        "distributed_optimizer": _flag(values, ("ddp.use_distributed_optimizer",), True),
+        "distributed_optimizer": shards_optimizer_state(values),
+        "optimizer_bytes": optimizer_state_bytes(values),
         "fp8_param": _flag(
             values,
             ("mixed_precision.fp8_param_gather", "model.fp8_param"),
