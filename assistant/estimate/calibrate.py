@@ -112,9 +112,18 @@ def plan_of_row(row: dict[str, Any]) -> Plan:
     )
 
 
+# Bridge's LoRA performance runs adapt only linear_qkv (scripts/performance/configs/llama/
+# llama3_llm_finetune.py in v0.5.1, perf_recipes in v0.6.0: `cfg.peft.target_modules = ["linear_qkv"]`).
+PERF_LORA_TARGETS = ("linear_qkv",)
+
+
 def row_features(row: dict[str, Any]) -> RunFeatures | None:
-    """The performance features a row ran with: its release recipe's (None when no recipe matched)."""
-    return RunFeatures(**row["features"]) if row.get("features") else None
+    """The performance features a row ran with: its release recipe's (None when no recipe matched), with
+    the LoRA targets of Bridge's LoRA performance runs on a LoRA row."""
+    features = RunFeatures(**row["features"]) if row.get("features") else None
+    if row.get("mode") == "peft":
+        features = (features or RunFeatures()).model_copy(update={"lora_targets": PERF_LORA_TARGETS})
+    return features
 
 
 def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calibration) -> float:

@@ -27,6 +27,8 @@ class RunFeatures(Record):
     # Fused cross-entropy in Transformer Engine (logits kept in bf16, in place): memory only, so it is left
     # out of the features stored with the perf rows.
     te_cross_entropy: bool = Field(default=False, exclude=True)
+    # The linear layers a LoRA run adapts (peft.target_modules; None: Bridge's LoRA defaults): memory only.
+    lora_targets: tuple[str, ...] | None = Field(default=None, exclude=True)
 
     def describe(self) -> list[str]:
         parts = []
@@ -87,4 +89,9 @@ def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
         mtp_layers=int(_first(fields, _MTP) or 0),
         te_cross_entropy=fields.get("model.cross_entropy_loss_fusion") is not False
         and fields.get("model.cross_entropy_fusion_impl") == "te",
+        lora_targets=_lora_targets(fields.get("peft.target_modules")),
     )
+
+
+def _lora_targets(targets: Any) -> tuple[str, ...] | None:
+    return tuple(targets) if isinstance(targets, list) else None

@@ -496,6 +496,7 @@ def nearest_fit(
             fsdp=fsdp,
             mtp_layers=_mtp_layers(features),
             te_cross_entropy=_te_cross_entropy(features),
+            lora_targets=features.lora_targets if features else None,
         )
 
     def leanest_fits(plan: Plan, fsdp: bool) -> bool:
@@ -505,7 +506,8 @@ def nearest_fit(
             return True
         options = {"seq_length": seq_length, "mode": mode, "precision": precision, "fsdp": fsdp,
                    "grad_reduce_in_fp32": grad_reduce_in_fp32, "mtp_layers": _mtp_layers(features),
-                   "te_cross_entropy": _te_cross_entropy(features)}  # fmt: skip
+                   "te_cross_entropy": _te_cross_entropy(features),
+                   "lora_targets": _lora_targets(features)}  # fmt: skip
         return offload_allowed(plan, fsdp, features) and (
             fewest_offload_layers(arch, plan, hardware, overheads, **options) is not None
         )
@@ -610,6 +612,10 @@ def _te_cross_entropy(features: RunFeatures | None) -> bool:
     return bool(features and features.te_cross_entropy)
 
 
+def _lora_targets(features: RunFeatures | None) -> tuple[str, ...] | None:
+    return features.lora_targets if features else None
+
+
 def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
     """Keep the fastest (VP, micro-batch, recompute or CPU offloading) that fits, per distinct (TP, PP, CP,
     EP, FSDP) layout. Offloading is weighed against the cheapest recompute that fits: over a fast host link
@@ -622,6 +628,7 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, overheads=ov, fsdp=fsdp,
                 mtp_layers=_mtp_layers(speed_options["features"]),
                 te_cross_entropy=_te_cross_entropy(speed_options["features"]),
+                lora_targets=_lora_targets(speed_options["features"]),
                 **options,
             )  # fmt: skip
             if memory.fits:
@@ -632,8 +639,9 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
             mtp = _mtp_layers(speed_options["features"])
             te_ce = _te_cross_entropy(speed_options["features"])
             offloaded = fewest_offload_layers(
-                arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, te_cross_entropy=te_ce, **options
-            )
+                arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, te_cross_entropy=te_ce,
+                lora_targets=_lora_targets(speed_options["features"]), **options,
+            )  # fmt: skip
             if offloaded is not None:
                 tried.append((None, None, *offloaded))
         for recompute, modules, offload, memory in tried:
