@@ -18,6 +18,10 @@ T = {
     "defaults": ("Recipe defaults", "配方默认值"),
     "min_gpus": ("needs at least {n} GPU{s}", "至少需要 {n} 张 GPU"),
     "name_gpus": ("validated on {n} GPU{s} (in its name)", "函数名中标注在 {n} 张 GPU 上验证"),
+    "name_gpus_library": (
+        "the {n} GPU{s} in its name are its layout's minimum world size, not a measured run",
+        "函数名中的 {n} 张 GPU 是其布局的最小规模，并非实测运行",
+    ),
     "plan": ("Plan on your {n} × {gpu}", "在你的 {n} × {gpu} 上的方案"),
     "no_plan": (
         "No valid layout on {n} × {gpu}; see the findings.",
@@ -177,9 +181,10 @@ def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
     if record.min_gpus:
         gpu_bits.append(t("min_gpus", lang, n=record.min_gpus, s="" if record.min_gpus == 1 else "s"))
     if record.encoded_gpus:
-        gpu_bits.append(
-            t("name_gpus", lang, n=record.encoded_gpus, s="" if record.encoded_gpus == 1 else "s")
-        )
+        # A library recipe's name gives the world size of its layout (TP·PP·CP); only benchmark recipes
+        # are named for the GPUs NVIDIA runs them on.
+        key = "name_gpus" if record.kind == "benchmark" else "name_gpus_library"
+        gpu_bits.append(t(key, lang, n=record.encoded_gpus, s="" if record.encoded_gpus == 1 else "s"))
     lines = [
         head,
         f"_{note}_",
@@ -306,6 +311,8 @@ def _as_validated_upstream(rec: Recommendation) -> bool:
     """The plan is the recipe's own layout on the GPU count and type its name says it was validated on."""
     record, plan, cluster = rec.recipe, rec.plan, rec.cluster
     if record is None or plan is None or cluster is None or not record.encoded_gpus:
+        return False
+    if record.kind != "benchmark":  # a library name gives its layout's world size, not a run
         return False
     p = record.parallelism
     same_layout = (plan.tp, plan.pp, plan.cp) == (p.tp or 1, p.pp or 1, p.cp or 1)
