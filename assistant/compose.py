@@ -233,6 +233,12 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
         lines.append(f"**{t('launch', lang)}** ({t('dataset', lang)}: {dataset})")
     else:
         lines.append(f"**{t('launch', lang)}**")
+    if rec.launch_layout is not None:
+        lines[-1] += say(
+            lang,
+            f" — with the layout that fits ({_layout_in_words(rec.launch_layout, lang)}), not the plan above",
+            f"——使用能放下的布局（{_layout_in_words(rec.launch_layout, lang)}），而非上面的方案",
+        )
     multi = rec.cluster is not None and rec.cluster.num_nodes > 1
     blocks = []
     if cmds.benchmark and rec.recipe and rec.recipe.kind == "benchmark":

@@ -32,6 +32,7 @@ from assistant.records import (
     RecipeRecord,
     Slots,
 )
+from assistant.rules.classify import classify
 from assistant.rules.commands import choose_dataset, commands, preset_serves
 from assistant.rules.config import build_config, parse_overrides
 from assistant.rules.features import feature_overrides
@@ -78,6 +79,8 @@ class Recommendation:
     # Asked for the fastest layout, and the search's best is not clearly faster than the plan: its best.
     searched_best: RankedLayout | None = None
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
+    # The plan does not fit but another layout on the same GPUs does: the commands launch that one.
+    launch_layout: RankedLayout | None = None
     precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
 
     @property
@@ -356,6 +359,27 @@ def estimate_run(
             rec.searched_best = found[0]
 
 
+def fitting_overrides(overrides: list[Override], layout: RankedLayout, plan: Plan) -> list[Override]:
+    """The plan's overrides with the fitting layout's values on top (same key: the layout's wins); a size
+    the plan already has is not repeated."""
+    from assistant.compose import PLAN_KEYS
+
+    ours = {o.key: o for o in overrides}
+    for key, value in layout.overrides.items():
+        if key in ours and ours[key].value == value:
+            continue
+        if key not in ours and key in PLAN_KEYS and getattr(plan, PLAN_KEYS[key]) == value:
+            continue
+        ours[key] = Override(
+            key=key,
+            value=value,
+            reason="the layout the memory estimate says fits these GPUs",
+            reason_zh="显存估算认为能放进这些 GPU 的布局",
+            change_class=classify(key, value)[0],
+        )
+    return list(ours.values())
+
+
 def _clearly_faster(layout: RankedLayout, speed: ThroughputEstimate | None) -> bool:
     """Faster than the plan by more than CLEARLY_FASTER, beyond the estimator's typical error on a layout."""
     gain = 1 + CLEARLY_FASTER
@@ -483,14 +507,19 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     if rec.plan is None:
         rec.peft_alternative = peft_alternative(rec, catalog, arch_of)
         return rec  # no launch command for a layout that cannot run
+    launch_plan, launch_overrides = rec.plan, rec.overrides
+    fitting = rec.nearest.best_here if rec.nearest and rec.fit and rec.fit.status == "does-not-fit" else None
+    if fitting is not None:  # the command must run the layout the estimate says fits, not the recipe's own
+        rec.launch_layout = fitting
+        launch_plan, launch_overrides = fitting.plan, fitting_overrides(rec.overrides, fitting, rec.plan)
     built = commands(
         catalog.version,
         record,
-        rec.plan,
+        launch_plan,
         rec.cluster,
         rec.dataset,
         catalog.launcher,
-        rec.overrides,
+        launch_overrides,
         mode=mode,
     )
     rec.commands = Commands(**built.model_dump(include={"torchrun", "multinode", "slurm", "benchmark"}))
