@@ -48,6 +48,7 @@ SPEC_RUN_FIELDS = (
     "cpu_offloading_weights",
     "cross_entropy_loss_fusion",
     "cross_entropy_fusion_impl",
+    "attention_backend",
 )
 
 
@@ -210,6 +211,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         recompute_modules=run["recompute_modules"],
         distributed_optimizer=run["distributed_optimizer"],
         optimizer_bytes=run.get("optimizer_bytes"),
+        unfused_attention=run.get("unfused_attention", False),
         fp8_param=run["fp8_param"],
         cuda_graphs=run["cuda_graphs"],
         mtp_layers=run["mtp_layers"],
@@ -365,6 +367,7 @@ def run_from_record(record, args: argparse.Namespace) -> dict[str, Any]:
         "recompute_modules": values.get("model.recompute_modules"),
         "recompute_num_layers": values.get("model.recompute_num_layers"),
         "recompute_method": values.get("model.recompute_method"),
+        "unfused_attention": materialises_scores(values.get("model.attention_backend")),
         "grad_reduce_in_fp32": _flag(
             values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
         ),
@@ -433,6 +436,7 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "recompute_modules": model.get("recompute_modules"),
         "recompute_num_layers": model.get("recompute_num_layers"),
         "recompute_method": model.get("recompute_method"),
+        "unfused_attention": materialises_scores(model.get("attention_backend")),
         "grad_reduce_in_fp32": bool(ddp.get("grad_reduce_in_fp32", True)),
         "distributed_optimizer": bool(ddp.get("use_distributed_optimizer", True)),
         "fp8_param": bool(model.get("fp8_param", False)),
@@ -458,6 +462,12 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         **_lora_fields((spec.get("peft") or {}).get("dim"), (spec.get("peft") or {}).get("target_modules")),
         "notes": notes,
     }
+
+
+def materialises_scores(backend: Any) -> bool:
+    """Megatron's AttnBackend "unfused" (TE's unfused path) and "local" (Megatron's own core attention)
+    keep the s×s softmax output; flash, fused and auto do not."""
+    return str(backend or "").rsplit(".", 1)[-1] in ("unfused", "local")
 
 
 def _lora_fields(dim: Any, targets: Any) -> dict[str, Any]:
