@@ -19,6 +19,10 @@ T = {
     "defaults": ("Recipe defaults", "配方默认值"),
     "min_gpus": ("needs at least {n} GPU{s}", "至少需要 {n} 张 GPU"),
     "name_gpus": ("validated on {n} GPU{s} (in its name)", "函数名中标注在 {n} 张 GPU 上验证"),
+    "name_gpus_library": (
+        "the {n} GPU{s} in its name are its layout's minimum world size, not a measured run",
+        "函数名中的 {n} 张 GPU 是其布局的最小规模，并非实测运行",
+    ),
     "plan": ("Plan on your {n} × {gpu}", "在你的 {n} × {gpu} 上的方案"),
     "no_plan": (
         "No valid layout on {n} × {gpu}; see the findings.",
@@ -189,9 +193,10 @@ def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
     if record.min_gpus:
         gpu_bits.append(t("min_gpus", lang, n=record.min_gpus, s="" if record.min_gpus == 1 else "s"))
     if record.encoded_gpus:
-        gpu_bits.append(
-            t("name_gpus", lang, n=record.encoded_gpus, s="" if record.encoded_gpus == 1 else "s")
-        )
+        # A library recipe's name gives the world size of its layout (TP·PP·CP); only benchmark recipes
+        # are named for the GPUs NVIDIA runs them on.
+        key = "name_gpus" if record.kind == "benchmark" else "name_gpus_library"
+        gpu_bits.append(t(key, lang, n=record.encoded_gpus, s="" if record.encoded_gpus == 1 else "s"))
     lines = [
         head,
         f"_{note}_",
@@ -241,6 +246,12 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
         lines.append(f"**{t('launch', lang)}** ({t('dataset', lang)}: {dataset})")
     else:
         lines.append(f"**{t('launch', lang)}**")
+    if rec.launch_layout is not None:
+        lines[-1] += say(
+            lang,
+            f" — with the layout that fits ({_layout_in_words(rec.launch_layout, lang)}), not the plan above",
+            f"——使用能放下的布局（{_layout_in_words(rec.launch_layout, lang)}），而非上面的方案",
+        )
     multi = rec.cluster is not None and rec.cluster.num_nodes > 1
     blocks = []
     if cmds.benchmark and rec.recipe and rec.recipe.kind == "benchmark":
@@ -319,6 +330,8 @@ def _as_validated_upstream(rec: Recommendation) -> bool:
     """The plan is the recipe's own layout on the GPU count and type its name says it was validated on."""
     record, plan, cluster = rec.recipe, rec.plan, rec.cluster
     if record is None or plan is None or cluster is None or not record.encoded_gpus:
+        return False
+    if record.kind != "benchmark":  # a library name gives its layout's world size, not a run
         return False
     p = record.parallelism
     same_layout = (plan.tp, plan.pp, plan.cp) == (p.tp or 1, p.pp or 1, p.cp or 1)
@@ -412,17 +425,43 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
         )
     if nearest.min_gpus and nearest.min_gpus_layout is not None:
         best = nearest.min_gpus_layout
-        peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
+        peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
         layout = _layout_in_words(best, lang)
         keys = " ".join(f"`{k}={render_value(v)}`" for k, v in best.overrides.items())
         lines.append(
             f"The fewest GPUs that fit: **{nearest.min_gpus}** with {layout} "
-            f"(about {peak} per GPU, {speed} tokens/s per GPU). {keys}"
+            f"({peak} per GPU, {speed} tokens/s per GPU). {keys}"
             if lang != "zh"
             else f"能放下的最少 GPU 数：**{nearest.min_gpus}** 张，布局 {layout}"
-            f"（每张 GPU 约 {peak}，约 {speed} tokens/s）。{keys}"
+            f"（每张 GPU {peak}，约 {speed} tokens/s）。{keys}"
+        )
+    if nearest.room_gpus and nearest.room_layout is not None:
+        room = nearest.room_layout
+        peak, layout = _peak_with_room(room.memory, lang), _layout_in_words(room, lang)
+        keys = " ".join(f"`{k}={render_value(v)}`" for k, v in room.overrides.items())
+        lines.append(
+            f"With room beyond the estimate's error: **{nearest.room_gpus}** GPUs with {layout} "
+            f"({peak} per GPU). {keys}"
+            if lang != "zh"
+            else f"余量超出估计误差的方案：**{nearest.room_gpus}** 张 GPU，布局 {layout}（每张 GPU {peak}）。"
+            f"{keys}"
         )
     return lines
+
+
+def _peak_with_room(memory, lang: str) -> str:
+    """Peak of usable memory ("about 75.0 GB of 84.9 GB"), with "tight" when less than HEADROOM is left."""
+    from assistant.estimate.search import HEADROOM, has_room
+
+    peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
+    if has_room(memory):
+        return say(lang, f"about {peak} of {usable}", f"约 {peak}，可用 {usable}")
+    left = max(0.0, memory.margin_bytes / memory.usable_bytes)
+    return say(
+        lang,
+        f"about {peak} of {usable}, tight: {left:.1%} left, under the {HEADROOM:.0%} a plan should keep",
+        f"约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}",
+    )
 
 
 def _layout_in_words(layout, lang: str) -> str:
@@ -446,16 +485,14 @@ def _fitting_line(rec: Recommendation, lang: str) -> str:
     """The plan does not fit, but another layout on the same GPUs does: the fastest of those."""
     best = rec.nearest.best_here
     layout = _layout_in_words(best, lang)
-    peak, speed = _fmt_bytes(best.memory.peak_bytes), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
-    if best.memory.tight:
-        peak += say(lang, " (tight: inside the estimator's error)", "（余量在估计误差之内）")
+    peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
     keys = changed_overrides(best.overrides, rec.plan)
     gpus = f"{rec.cluster.num_gpus} × {rec.cluster.gpu_label}"
     if lang == "zh":
         head = f"**在 {gpus} 上能放下的布局（估计）：** {layout}"
-        return f"{head}——每张 GPU 约 {peak}，约 {speed} tokens/s。{keys}"
+        return f"{head}——每张 GPU {peak}，约 {speed} tokens/s。{keys}"
     return (
-        f"**A layout that fits your {gpus} (estimated):** {layout} — about {peak} per GPU, "
+        f"**A layout that fits your {gpus} (estimated):** {layout} — {peak} per GPU, "
         f"{speed} tokens/s per GPU. {keys}"
     )
 

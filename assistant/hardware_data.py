@@ -58,3 +58,16 @@ def _track_records() -> dict[tuple[str, str], TrackRecord]:
 def track_record(hf_model_id: str, precision: str) -> TrackRecord | None:
     """How the estimate did on the published runs of this model in this precision, if there are any."""
     return _track_records().get((hf_model_id, precision_key(precision)))
+
+
+@lru_cache(maxsize=1)
+def _precision_params() -> dict:
+    path = get_settings().knowledge_base / "calibration" / "precision_params.json"
+    return _read(path) if path.exists() else {}
+
+
+def preset_stores_fp8_weights(version: str | None, preset: str | None) -> bool:
+    """Whether a release's mixed-precision preset sets fp8_param_gather (weights held as FP8 tensors)."""
+    table = _precision_params().get("fp8_param_gather", {})
+    presets = table.get(version or "0.6.0") or table.get("0.6.0", {})
+    return bool(presets.get(str(preset or "").rsplit(".", 1)[-1], False))

@@ -202,10 +202,30 @@ def _map_text_config(
         is_hybrid=mixers is not None or mamba_hybrid,
         hybrid_layer_pattern=mixers.pattern if mixers else None,
         **(_mamba_fields(mixers) if mixers and mixers.pattern and mixers.mamba_num_heads else {}),
+        **(_linear_fields(text, mixers) if mixers and mixers.linear_layers else {}),
         mtp_num_layers=_int_or_none(text.get("num_nextn_predict_layers")),
         source=source,
     )
     return arch, mixers
+
+
+def _linear_fields(text: dict[str, Any], mixers: MixerDims) -> dict[str, Any]:
+    """Gated DeltaNet dimensions; the full-attention interval only when the layout is periodic."""
+    every = _int_or_none(text.get("full_attention_interval"))
+    layer_types = text.get("layer_types")
+    if every is None and isinstance(layer_types, list) and "full_attention" in layer_types:
+        first = layer_types.index("full_attention") + 1
+        periodic = all((t == "full_attention") == ((i + 1) % first == 0) for i, t in enumerate(layer_types))
+        every = first if periodic else None
+    return {
+        "linear_attention_freq": every,
+        "linear_num_key_heads": mixers.linear_num_key_heads,
+        "linear_key_head_dim": mixers.linear_key_head_dim,
+        "linear_num_value_heads": mixers.linear_num_value_heads,
+        "linear_value_head_dim": mixers.linear_value_head_dim,
+        "linear_conv_kernel_dim": mixers.conv_kernel,
+        "attention_output_gate": mixers.attn_output_gate,
+    }
 
 
 def _mamba_fields(mixers: MixerDims) -> dict[str, int]:

@@ -33,6 +33,7 @@ from assistant.records import (
     RecipeRecord,
     Slots,
 )
+from assistant.rules.classify import classify
 from assistant.rules.commands import choose_dataset, commands, preset_serves
 from assistant.rules.config import build_config, parse_overrides
 from assistant.rules.features import feature_overrides
@@ -79,6 +80,8 @@ class Recommendation:
     # Asked for the fastest layout, and the search's best is not clearly faster than the plan: its best.
     searched_best: RankedLayout | None = None
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
+    # The plan does not fit but another layout on the same GPUs does: the commands launch that one.
+    launch_layout: RankedLayout | None = None
     precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
     smoke_shrunk: bool = False  # a smoke test that did not fit at its defaults, shortened to fit
 
@@ -407,18 +410,42 @@ def estimate_run(
     plan_does_not_fit = rec.fit is not None and rec.fit.status == "does-not-fit"
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
     resized = record.kind == "library" and not record.written_for(cluster)
+    # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
+    grads_fp32 = record.fields.get("ddp.grad_reduce_in_fp32") is not False
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
-            rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features, **common
-        )
+            rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features,
+            grad_reduce_in_fp32=grads_fp32, **common,
+        )  # fmt: skip
     elif rec.plan and (search or resized or fastest):
         found = search_layouts(rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1,
-                               features=features, **common)  # fmt: skip
+                               features=features, grad_reduce_in_fp32=grads_fp32, **common)  # fmt: skip
         # A user's own layout that does not fit gets the search's best whatever its speed.
         if found and ((search and plan_does_not_fit) or _clearly_faster(found[0], rec.speed)):
             rec.faster = found[0]
         elif found and fastest:
             rec.searched_best = found[0]
+
+
+def fitting_overrides(overrides: list[Override], layout: RankedLayout, plan: Plan) -> list[Override]:
+    """The plan's overrides with the fitting layout's values on top (same key: the layout's wins); a size
+    the plan already has is not repeated."""
+    from assistant.compose import PLAN_KEYS
+
+    ours = {o.key: o for o in overrides}
+    for key, value in layout.overrides.items():
+        if key in ours and ours[key].value == value:
+            continue
+        if key not in ours and key in PLAN_KEYS and getattr(plan, PLAN_KEYS[key]) == value:
+            continue
+        ours[key] = Override(
+            key=key,
+            value=value,
+            reason="the layout the memory estimate says fits these GPUs",
+            reason_zh="显存估算认为能放进这些 GPU 的布局",
+            change_class=classify(key, value)[0],
+        )
+    return list(ours.values())
 
 
 def _clearly_faster(layout: RankedLayout, speed: ThroughputEstimate | None) -> bool:
@@ -554,14 +581,19 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         return rec  # no launch command for a layout that cannot run
     if not record.reachable:
         return rec  # the launcher cannot look the name up: no command (compose says why)
+    launch_plan, launch_overrides = rec.plan, rec.overrides
+    fitting = rec.nearest.best_here if rec.nearest and rec.fit and rec.fit.status == "does-not-fit" else None
+    if fitting is not None:  # the command must run the layout the estimate says fits, not the recipe's own
+        rec.launch_layout = fitting
+        launch_plan, launch_overrides = fitting.plan, fitting_overrides(rec.overrides, fitting, rec.plan)
     built = commands(
         catalog.version,
         record,
-        rec.plan,
+        launch_plan,
         rec.cluster,
         rec.dataset,
         catalog.launcher,
-        rec.overrides,
+        launch_overrides,
         mode=mode,
     )
     rec.commands = Commands(**built.model_dump(include={"torchrun", "multinode", "slurm", "benchmark"}))

@@ -249,6 +249,15 @@ class ModelArch(Record):
     # block of a Mamba hybrid (mtp_hybrid_override_pattern); a run sets how many passes it makes.
     mtp_num_layers: int | None = None
     mtp_layer_pattern: str | None = None
+    # Gated DeltaNet linear-attention hybrids (Qwen3-Next, Qwen3.5; Megatron experimental_attention_variant
+    # "gated_delta_net"): every linear_attention_freq-th layer is full attention, the others Gated DeltaNet.
+    linear_attention_freq: int | None = None
+    linear_num_key_heads: int | None = None
+    linear_key_head_dim: int | None = None
+    linear_num_value_heads: int | None = None
+    linear_value_head_dim: int | None = None
+    linear_conv_kernel_dim: int | None = None
+    attention_output_gate: bool = False  # the query projection also yields a gate on the attention output
     source: str
 
 

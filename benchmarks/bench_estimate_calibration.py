@@ -73,7 +73,42 @@ def throughput() -> None:
             f"MAPE {100 * stats['mape']:.1f}% over {stats['n']} rows"
         )
     persistence(train, held)
+    pinned(held, predict, archs)
     blind(rows, hw, cal)
+
+
+# The committed held-out row list: a row leaves it only with a reason written in the file.
+PINNED = CALIBRATION / "heldout_rows.json"
+ROW_ID = ("release", "model", "mode", "gpu", "precision", "num_gpus", "tp", "pp", "cp", "ep", "vp", "fsdp")
+
+
+def pinned(held: list[dict], predict, archs: dict) -> None:
+    """Median, mean and max |error| on the pinned held-out rows, split by model kind, GPU and precision."""
+    ids = [tuple(item[f] for f in ROW_ID) for item in json.loads(PINNED.read_text())["rows"]]
+    by_id = {tuple(r[f] for f in ROW_ID): r for r in held}
+    missing = [i for i in ids if i not in by_id]
+    rows = [by_id[i] for i in ids if i in by_id]
+    errors = {id(r): abs(predict(r) / r["tokens_per_sec_per_gpu"] - 1) for r in rows}
+
+    def kind(row: dict) -> str:
+        arch = archs[row["model"]]
+        return "hybrid" if arch.is_hybrid else "MoE" if arch.num_moe_experts else "dense"
+
+    def line(label: str, subset: list[dict]) -> str:
+        e = sorted(errors[id(r)] for r in subset)
+        return (f"  {label:14s} n={len(e):3d}  mean {100 * statistics.fmean(e):5.1f}%  median "
+                f"{100 * statistics.median(e):5.1f}%  max {100 * e[-1]:5.1f}%")  # fmt: skip
+
+    found = f"{len(rows)} of {len(ids)} found" + (f", missing: {missing}" if missing else "")
+    print(f"\npinned held-out rows ({PINNED.name}): {found}")
+    print(line("ALL (MAPE)", rows))
+    for name, group in (("kind", kind), ("gpu", lambda r: r["gpu"]),
+                        ("precision", lambda r: precision_key(r["precision"]))):  # fmt: skip
+        split: dict[str, list[dict]] = defaultdict(list)
+        for row in rows:
+            split[group(row)].append(row)
+        for label, subset in sorted(split.items()):
+            print(line(f"{name}={label}", subset))
 
 
 def blind(rows: list[dict], hw: dict, cal) -> None:

@@ -57,8 +57,9 @@ def test_a_recipe_run_on_the_gpus_its_name_says_is_not_called_unfit_without_sayi
     from tests.test_rules_fixtures import make_record
 
     record = make_record(
-        "gemma3_1b_pretrain_1gpu_h100_bf16_config", encoded_gpus=1, gpu_type="h100", seq=32768
-    )
+        "gemma3_1b_pretrain_1gpu_h100_bf16_config", encoded_gpus=1, gpu_type="h100", seq=32768,
+        kind="benchmark",
+    )  # fmt: skip
     own = Plan.sized(num_gpus=1, tp=1, pp=1, cp=1, mbs=1, gbs=512, vp=None, ep=1, etp=None, sp=False)
     unfit = FitVerdict(status="does-not-fit", peak_bytes=125e9, usable_bytes=85e9)
     rec = Recommendation(slots=Slots(), version="0.6.0", selection=Selection(record, "exact"), plan=own,
@@ -66,4 +67,8 @@ def test_a_recipe_run_on_the_gpus_its_name_says_is_not_called_unfit_without_sayi
     assert "named for exactly these GPUs" in _fit_section(rec, "en")[0]
     assert "上游按原样运行它" in _fit_section(rec, "zh")[0]
     rec.cluster = Cluster(num_gpus=1, gpu_type="a100")  # not the hardware the name says
+    assert "named for exactly" not in _fit_section(rec, "en")[0]
+    # A library recipe's name gives its layout's minimum world size, not a run: no such excuse.
+    rec.cluster = Cluster(num_gpus=1, gpu_type="h100")
+    rec.selection = Selection(record.model_copy(update={"kind": "library"}), "exact")
     assert "named for exactly" not in _fit_section(rec, "en")[0]

@@ -191,3 +191,25 @@ def test_recipe_with_an_inline_model_is_estimated() -> None:
     check_shape(out)
     assert out["model"] == "gemma3_1b_pretrain_1gpu_h100_bf16_config"  # its own provider, no HF id
     assert out["throughput"]["tokens_per_sec_per_gpu"] > 0
+
+
+def test_spec_memory_fields_are_estimated_not_ignored(tmp_path: Path) -> None:
+    """The attention backend, the cross-entropy fusion, the recompute method and LoRA's targets change the
+    estimate through --spec as they do for a recipe."""
+
+    def activations_and_logits(model_extra: dict, top: dict | None = None) -> tuple[float, float]:
+        spec = tmp_path / "s.json"
+        spec.write_text(json.dumps({**SPEC, **(top or {}), "model": {**SPEC["model"], **model_extra}}))
+        out = invoke("--spec", str(spec), "--json")
+        assert not any("not used by the estimator" in a for a in out["assumptions"])
+        return out["memory"]["breakdown"]["activations"], out["memory"]["breakdown"]["logits"]
+
+    base = activations_and_logits({})
+    assert activations_and_logits({"attention_backend": "unfused"})[0] > base[0]
+    assert (
+        activations_and_logits({"cross_entropy_loss_fusion": True, "cross_entropy_fusion_impl": "te"})[1]
+        < base[1]
+    )
+    lora_all = activations_and_logits({}, {"mode": "peft"})[0]
+    lora_qkv = activations_and_logits({}, {"mode": "peft", "peft": {"target_modules": ["linear_qkv"]}})[0]
+    assert lora_qkv < lora_all

@@ -207,3 +207,99 @@ def test_the_precision_aware_optimizer_keeps_the_dtypes_the_recipe_names() -> No
     six = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, optimizer_bytes=6.0)
     twelve = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096)
     assert six.breakdown.optimizer == pytest.approx(twelve.breakdown.optimizer / 2)
+
+
+def test_te_cross_entropy_keeps_the_logits_in_bf16() -> None:
+    """Transformer Engine's fused cross-entropy works in place in the bf16 logits (2 bytes an element);
+    Megatron-Core's own paths cast them to fp32 first, which the fitted constant covers."""
+
+    def logits(te: bool) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=8192, te_cross_entropy=te)
+        return est.breakdown.logits
+
+    padded_vocab = 128_256  # Llama 3's vocabulary is already a multiple of 128
+    assert logits(True) == pytest.approx(8192 * padded_vocab * 2)
+    assert logits(False) > 2.5 * logits(True)
+
+
+def test_rubin_memory_is_estimated_and_its_speed_is_not() -> None:
+    """No dense Rubin peak is public: the estimate says so instead of inventing a speed."""
+    from ui.commands.estimate import build_parser, run_estimate
+
+    args = build_parser().parse_args(
+        ["--recipe", "llama3_8b_pretrain_8gpu_vr200_bf16_config", "--gpus", "8", "--gpu-type", "vr200"]
+    )
+    result = run_estimate(args)
+    assert result["memory"]["usable_bytes"] == 270 * GIB
+    assert result["throughput"] is None and "not estimated" in result["throughput_error"]
+
+
+def test_lora_saves_only_what_a_frozen_base_needs() -> None:
+    """A frozen linear keeps no input (Transformer Engine saves it only for a weight gradient); the adapters
+    keep the inputs of the layers they wrap (in bf16). With adapters on all four linear layers a bf16 run
+    saves what full SFT saves; with fewer targets, less."""
+
+    def activations(mode: str, targets: list[str] | None = None) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, mode=mode, lora_targets=targets)
+        return est.breakdown.activations
+
+    qkv_only = activations("peft", ["linear_qkv"])
+    all_four = activations("peft")
+    assert qkv_only < 0.8 * all_four
+    assert all_four == pytest.approx(activations("sft"))
+
+
+def test_lora_rank_and_targets_set_the_adapter_state() -> None:
+    def adapter_state(rank: int, targets: list[str] | None) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, mode="peft", lora_rank=rank,
+                              lora_targets=targets)  # fmt: skip
+        return est.breakdown.grads + est.breakdown.optimizer
+
+    assert adapter_state(32, None) == pytest.approx(2 * adapter_state(16, None))
+    assert adapter_state(16, ["linear_qkv"]) < adapter_state(16, None) / 3
+
+
+def test_uniform_full_recompute_keeps_one_input_per_group() -> None:
+    """Megatron's uniform method checkpoints groups of recompute_num_layers layers; block recomputes the
+    first recompute_num_layers layers of each chunk and keeps the others whole."""
+
+    def activations(method: str, layers: int) -> float:
+        est = estimate_memory(LLAMA3_8B, plan(8, pp=2, gbs=64), H100, seq_length=4096, recompute="full",
+                              recompute_method=method, recompute_num_layers=layers)  # fmt: skip
+        return est.breakdown.activations
+
+    block = [activations("block", n) for n in (4, 2, 1)]
+    assert activations("uniform", 1) < block[0] < block[1] < block[2]
+
+
+def test_fp8_presets_store_the_weights_in_fp8() -> None:
+    """Bridge's FP8 and MXFP8 presets set fp8_param_gather (one byte per weight, no cached copy); NVFP4 and
+    BF16 keep bf16 weights."""
+    assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_fp8_current_scaling_mixed")
+    assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_mxfp8_mixed")
+    assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_nvfp4_mixed")
+    assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_mixed")
+
+
+def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:
+    """Qwen3-Next and Qwen3.5 put a Gated DeltaNet mixer in three of every four layers (Megatron's
+    linear_attention_freq); the parameter count from those mixers matches the checkpoint's."""
+    from assistant.estimate.shapes import dims_of, layer_kinds, total_params
+    from assistant.models import load_model_arch
+
+    arch = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    assert layer_kinds(arch)[:4] == "YYYX" and layer_kinds(arch).count("X") == 12
+    assert total_params(dims_of(arch)) == pytest.approx(arch.total_params, rel=1e-6)
+    est = estimate_memory(arch, plan(16, tp=2, ep=8, gbs=64), HW["gb200"], seq_length=4096)
+    assert est.breakdown.activations > 0 and est.peak_bytes > est.breakdown.params
+
+
+def test_muon_keeps_one_momentum_and_its_layer_wise_optimizer_shards_it() -> None:
+    """Kimi K2's perf recipes run dist_muon with Megatron's distributed optimizer off: the layer-wise
+    optimizer still splits the state over the data-parallel ranks, and Muon keeps one moment, not two."""
+    from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
+
+    values = {"optimizer.optimizer": "dist_muon", "ddp.use_distributed_optimizer": False}
+    assert optimizer_state_bytes(values) == 8.0 and shards_optimizer_state(values)
+    assert optimizer_state_bytes({"optimizer.optimizer": "adam"}) is None
+    assert not shards_optimizer_state({"ddp.use_distributed_optimizer": False})

@@ -6,11 +6,15 @@ import pytest
 
 from assistant import hardware_data
 from assistant.estimate.search import (
+    ROOM_CANDIDATES,
     fsdp_only_as_last_resort,
+    gpu_counts_to_try,
+    has_room,
     is_valid_layout,
     layer_split,
     nearest_fit,
     rank_with_ties,
+    roomiest_first,
     search_layouts,
     without_idle_context_parallel,
 )
@@ -169,14 +173,31 @@ def test_fewest_gpus_agree_with_a_search_at_every_doubling(arch, gpus, gpu, seq,
 
     def ranked(count: int) -> list:
         cluster = Cluster(num_gpus=count, gpu_type=gpu)
-        return search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs)
+        return search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs, top_k=ROOM_CANDIDATES)
 
     near = nearest_fit(arch, Cluster(num_gpus=gpus, gpu_type=gpu), seq_length=seq, global_batch_size=gbs)
-    count = gpus * 2
+    counts = iter(gpu_counts_to_try(gpus, 8, 4096))
+    count = next(counts)
     while not ranked(count):
-        count *= 2
+        count = next(counts)
     assert not near.fits and near.min_gpus == count
-    assert near.min_gpus_layout.plan == ranked(count)[0].plan
+    assert near.min_gpus_layout.plan == roomiest_first(ranked(count)).plan
+
+
+def test_the_fewest_gpus_may_be_fewer_than_asked_and_a_tight_fit_comes_with_a_roomy_one() -> None:
+    """Llama 3 8B full SFT (bf16 gradients, as its recipe) has no valid layout on 3 GPUs, fits 2 at TP 2
+    within the estimator's error, and 4 with room: the answer gives the true minimum and the roomy count."""
+    near = nearest_fit(LLAMA3_8B, Cluster(num_gpus=3, gpu_type="h100"), seq_length=4096, global_batch_size=8,
+                       mode="sft", grad_reduce_in_fp32=False)  # fmt: skip
+    assert not near.fits and near.min_gpus == 2
+    assert near.min_gpus_layout.memory.tight
+    assert near.room_gpus == 4 and not near.room_layout.memory.tight
+    assert has_room(near.room_layout.memory)
+
+
+def test_gpu_counts_to_try_start_below_the_count_asked() -> None:
+    assert gpu_counts_to_try(3, 8, 64) == [1, 2, 4, 8, 16, 32, 64]
+    assert gpu_counts_to_try(24, 8, 64) == [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]  # 16 < 24 < 32
 
 
 def test_context_parallel_that_buys_nothing_is_not_proposed() -> None:

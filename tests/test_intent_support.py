@@ -9,6 +9,7 @@ import pytest
 
 from assistant import quick_pick, support
 from assistant.catalog import load_catalog
+from assistant.config_text import extract_overrides
 from assistant.model_names import candidate_stems
 from assistant.recommend import exact_recipe, known_stems, other_variants
 from assistant.records import Slots
@@ -16,7 +17,6 @@ from assistant.rules.validate import precision_finding
 from assistant.service import version_context
 from assistant.session import Conversation
 from assistant.settings import KNOWLEDGE_BASE
-from assistant.config_text import extract_overrides
 from assistant.understand import understand
 
 

@@ -311,8 +311,8 @@ def test_seventy_b_on_eight_h100_is_a_quantified_no_with_the_nearest_fit(setting
     assert f"**{nearest['min_gpus']}**" in answer.answer_markdown
     assert any(f"About {nearest['min_gpus']} GPUs" in f["message"] for f in answer.findings)
     # What the layout needs besides its sizes is said, with the keys to paste.
-    layout = nearest["min_gpus_layout"]
-    assert ("Megatron-FSDP" in answer.answer_markdown) == layout["fsdp"]
+    layout, roomy = nearest["min_gpus_layout"], nearest.get("room_layout") or {}
+    assert ("Megatron-FSDP" in answer.answer_markdown) == (layout["fsdp"] or bool(roomy.get("fsdp")))
     assert all(f"`{key}=" in answer.answer_markdown for key in layout["overrides"])
 
 

@@ -112,9 +112,18 @@ def plan_of_row(row: dict[str, Any]) -> Plan:
     )
 
 
+# Bridge's LoRA performance runs adapt only linear_qkv (scripts/performance/configs/llama/
+# llama3_llm_finetune.py in v0.5.1, perf_recipes in v0.6.0: `cfg.peft.target_modules = ["linear_qkv"]`).
+PERF_LORA_TARGETS = ("linear_qkv",)
+
+
 def row_features(row: dict[str, Any]) -> RunFeatures | None:
-    """The performance features a row ran with: its release recipe's (None when no recipe matched)."""
-    return RunFeatures(**row["features"]) if row.get("features") else None
+    """The performance features a row ran with: its release recipe's (None when no recipe matched), with
+    the LoRA targets of Bridge's LoRA performance runs on a LoRA row."""
+    features = RunFeatures(**row["features"]) if row.get("features") else None
+    if row.get("mode") == "peft":
+        features = (features or RunFeatures()).model_copy(update={"lora_targets": PERF_LORA_TARGETS})
+    return features
 
 
 def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calibration) -> float:
@@ -411,10 +420,14 @@ def golden_case(row: dict[str, Any], num_gpus: int = 8) -> dict[str, Any] | None
         "precision": precision,
         "recompute": recompute if recompute in ("full", "selective") else None,
         "recompute_num_layers": args.get("recompute-num-layers") if recompute == "full" else None,
+        "recompute_method": args.get("recompute-method") if recompute == "full" else None,
         "distributed_optimizer": bool(args.get("use-distributed-optimizer")),
         "grad_reduce_in_fp32": True,
         "unfused_attention": args.get("attention-backend") == "unfused",
         "mtp_layers": int(args.get("mtp-num-layers") or 0),
+        "fp8_param": bool(args.get("fp8-param-gather")) and precision == "fp8",
+        "te_cross_entropy": bool(args.get("cross-entropy-loss-fusion"))
+        and args.get("cross-entropy-fusion-impl") == "te",
     }
 
 
@@ -428,12 +441,15 @@ def predict_allocated(case: dict[str, Any], hw: GpuSpec, ov: MemoryOverheads, st
         precision=case["precision"],
         recompute=case["recompute"],
         recompute_num_layers=case.get("recompute_num_layers"),
+        recompute_method=case.get("recompute_method"),
+        fp8_param=case.get("fp8_param", False),
         recompute_modules=case.get("recompute_modules"),
         mode=case.get("mode", "pretrain"),
         distributed_optimizer=case["distributed_optimizer"],
         grad_reduce_in_fp32=case["grad_reduce_in_fp32"],
         unfused_attention=case.get("unfused_attention", False),
         mtp_layers=case.get("mtp_layers", 0),
+        te_cross_entropy=case.get("te_cross_entropy", False),
         overheads=ov,
         stage=stage,
     )
@@ -455,8 +471,11 @@ def distinct_cases(cases: list[tuple[dict, GpuSpec, float, str]]) -> list[tuple[
                 c["precision"],
                 c["recompute"],
                 c.get("recompute_num_layers"),
+                c.get("recompute_method"),
+                c.get("fp8_param"),
                 c.get("unfused_attention"),
                 c.get("mtp_layers"),
+                c.get("te_cross_entropy"),
                 c.get("recompute_modules"),
                 c.get("mode"),
                 c["distributed_optimizer"],

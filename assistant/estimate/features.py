@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import Field
+
 from assistant.records import Record
 
 CudaGraph = Literal["full_iteration", "partial"] | None
@@ -22,6 +24,11 @@ class RunFeatures(Record):
     fused_grouped_mlp: bool = False  # expert MLP, activation and quantisation fused (CuTe DSL / TE op fuser)
     flex_dispatcher: bool = False  # DeepEP / HybridEP: a token crosses the network once per destination node
     mtp_layers: int = 0  # multi-token-prediction blocks run after the last layer (mtp_num_layers)
+    # Fused cross-entropy in Transformer Engine (logits kept in bf16, in place): memory only, so it is left
+    # out of the features stored with the perf rows.
+    te_cross_entropy: bool = Field(default=False, exclude=True)
+    # The linear layers a LoRA run adapts (peft.target_modules; None: Bridge's LoRA defaults): memory only.
+    lora_targets: tuple[str, ...] | None = Field(default=None, exclude=True)
 
     def describe(self) -> list[str]:
         parts = []
@@ -80,4 +87,11 @@ def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
         fused_grouped_mlp=fused,
         flex_dispatcher=fields.get(_DISPATCHER_NEW) == "flex" or fields.get(_FLEX_BACKEND_OLD) is not None,
         mtp_layers=int(_first(fields, _MTP) or 0),
+        te_cross_entropy=fields.get("model.cross_entropy_loss_fusion") is not False
+        and fields.get("model.cross_entropy_fusion_impl") == "te",
+        lora_targets=_lora_targets(fields.get("peft.target_modules")),
     )
+
+
+def _lora_targets(targets: Any) -> tuple[str, ...] | None:
+    return tuple(targets) if isinstance(targets, list) else None

@@ -29,6 +29,7 @@ class GpuSpec(Record):
     aliases: list[str] = []
     approximate: list[str] = []
     calibrated_as: str | None = None  # a variant without published runs uses this GPU's efficiencies
+    peaks_unknown: str | None = None  # why no tensor-core peak is known (throughput is then not estimated)
 
     @property
     def calibration_key(self) -> str:
@@ -36,7 +37,8 @@ class GpuSpec(Record):
 
     @property
     def blackwell(self) -> bool:
-        return self.generation == "blackwell"
+        """Blackwell or newer (Rubin keeps Blackwell's MXFP8/NVFP4 tensor cores)."""
+        return self.generation in ("blackwell", "rubin")
 
     def nvlink_group(self, gpus_per_node: int) -> int:
         """GPUs that reach each other over NVLink: the whole NVL72 rack, or the GPUs of one node."""
@@ -48,6 +50,8 @@ class GpuSpec(Record):
         """Peak FLOP/s of the tensor cores a precision runs on (MXFP8/FP8-CS use FP8, NVFP4 uses FP4)."""
         unit = precision_unit(precision)
         value = self.peak_tflops.get(unit)
+        if value is None and self.peaks_unknown:
+            raise UserError(f"throughput not estimated on {self.name}: {self.peaks_unknown}")
         if value is None:
             raise UserError(f"{self.name} has no {unit.upper()} tensor cores; use --precision bf16")
         return float(value) * 1e12
@@ -85,6 +89,7 @@ def load_hardware(data: dict[str, Any]) -> dict[str, GpuSpec]:
             aliases=row.get("aliases", []),
             approximate=row.get("approximate", []),
             calibrated_as=row.get("calibrated_as"),
+            peaks_unknown=row.get("peaks_unknown"),
         )
     return specs
 

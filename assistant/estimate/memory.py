@@ -37,8 +37,14 @@ TIGHT_MARGIN = 0.10
 # loader workers and pinned staging buffers.
 HOST_MEMORY_SHARE = 0.8
 
-# LoRA defaults of Megatron-Bridge's `LoRA` PEFT config: rank 32 on these linear layers.
+# LoRA defaults of Megatron-Bridge's `LoRA` PEFT config (peft/lora.py): rank 32 on these linear layers.
 LORA_RANK = 32
+LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")
+# Bytes per logit element with Transformer Engine's cross-entropy (cross_entropy_fusion_impl="te",
+# transformer_engine/pytorch/cross_entropy.py): loss and gradient are computed in place in the bf16 logits.
+# Megatron-Core's own paths, fused or not, cast the logits to fp32 first (tensor_parallel/cross_entropy.py,
+# calculate_logits_max), which the fitted logits_bytes_per_element covers.
+TE_LOGITS_BYTES = 2.0
 
 
 class MemoryOverheads(Record):
@@ -171,6 +177,10 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
         # in_proj output (z, x, B, C, dt), the convolution's output, the scan's output y, and the gated
         # norm's output (the out_proj input); the scan recomputes its chunk states in backward.
         return plain + d.mamba_in_width + d.mamba_conv_width + d.d_inner, norm_out + d.d_inner
+    if kind == "gdn":
+        # The same tensors for a Gated DeltaNet mixer: in_proj output (q, k, v, z, beta, alpha), the
+        # convolution's output (q, k, v), the delta-rule output, and the gated norm's output (out_proj input).
+        return plain + d.gdn_in_width + d.gdn_conv_width + d.lin_v, norm_out + d.lin_v
     plain += 2 * d.experts  # router logits and probabilities (fp32)
     gemm_in = norm_out
     if "moe" not in modules:
@@ -187,12 +197,50 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     return plain, gemm_in
 
 
-def _mix_elements(d: Dims, mix: LayerMix, modules: set[str]) -> tuple[float, float]:
-    """Saved elements per token of all the sublayers in `mix` (see _sublayer_elements)."""
+def _lora_sublayer_elements(d: Dims, kind: str, targets: frozenset[str]) -> tuple[float, float]:
+    """Saved elements per token of one sublayer with a frozen base (LoRA), all kept in bf16.
+
+    A frozen linear layer saves no input: Transformer Engine keeps a GEMM's input only for the weight
+    gradient (`if weight.requires_grad` in module/linear.py). What is still saved: each norm's input (its
+    own backward), the attention core's q, k, v, output and softmax statistics, the activation function's
+    input, the router's logits, and each adapted linear's input, which its LoRA A matrix keeps in bf16
+    (peft/lora.py wraps the linear; the adapter sees the same input tensor).
+    """
+    h = d.hidden
+    if kind == "attn":
+        out = d.heads * d.v_dim if d.mla else d.q_width
+        core = (d.q_lora or 0) + d.kv_lora + d.qk_pos + d.heads * (2 * (d.qk_dim + d.qk_pos) + d.v_dim) \
+            if d.mla else d.q_width + 2 * d.kv_width  # fmt: skip
+        return h + core + out + 2 * d.heads + (h if "linear_qkv" in targets else 0.0), 0.0
+    if kind == "mlp":
+        fc2_in = d.ffn if "linear_fc2" in targets else 0.0
+        return h + (2 if d.gated else 1) * d.ffn + fc2_in + (h if "linear_fc1" in targets else 0.0), 0.0
+    if kind == "moe":
+        k = d.topk
+        plain = h + 2 * d.experts + k * d.expert_io + k * (2 if d.gated else 1) * d.moe_ffn
+        if "linear_fc1" in targets:
+            plain += h + k * d.expert_io  # the norm output and the permuted expert input
+        if "linear_fc2" in targets:
+            plain += k * d.moe_ffn
+        if d.shared_ffn:
+            plain += (2 if d.gated else 1) * d.shared_ffn + (d.shared_ffn if "linear_fc2" in targets else 0.0)
+        return plain + d.latent, 0.0
+    return _sublayer_elements(d, kind, set())  # Mamba and DeltaNet mixers: counted as in full training
+
+
+def _mix_elements(
+    d: Dims, mix: LayerMix, modules: set[str], lora_targets: frozenset[str] | None = None
+) -> tuple[float, float]:
+    """Saved elements per token of all the sublayers in `mix` (see _sublayer_elements); with
+    `lora_targets`, of a frozen base with adapters on those linear layers (_lora_sublayer_elements)."""
     plain = gemm = 0.0
-    for kind, count in (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba)):
+    kinds = (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba), ("gdn", mix.gdn))
+    for kind, count in kinds:
         if count:
-            p, g = _sublayer_elements(d, kind, modules)
+            if lora_targets is None:
+                p, g = _sublayer_elements(d, kind, modules)
+            else:
+                p, g = _lora_sublayer_elements(d, kind, lora_targets)
             plain, gemm = plain + count * p, gemm + count * g
     return plain, gemm
 
@@ -211,6 +259,7 @@ def estimate_memory(
     recompute: Recompute = None,
     recompute_modules: list[str] | None = None,
     recompute_num_layers: int | None = None,
+    recompute_method: str | None = None,
     distributed_optimizer: bool = True,
     grad_reduce_in_fp32: bool = True,
     precision_aware_optimizer: bool = False,
@@ -220,13 +269,16 @@ def estimate_memory(
     cuda_graphs: bool = False,
     unfused_attention: bool = False,
     mtp_layers: int = 0,
+    te_cross_entropy: bool = False,
     lora_rank: int = LORA_RANK,
+    lora_targets: tuple[str, ...] | list[str] | None = None,
     offload_layers: int = 0,
     overheads: MemoryOverheads | None = None,
     stage: Literal["max", "first", "last"] = "max",
 ) -> MemoryEstimate:
     """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict.
-    `offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host memory."""
+    `offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host memory.
+    `te_cross_entropy`: the recipe fuses the cross-entropy with Transformer Engine's kernel."""
     ov = overheads or MemoryOverheads()
     d = dims_of(arch)
     mbs = micro_batch_size or layout.mbs
@@ -274,15 +326,17 @@ def estimate_memory(
     # Unfused attention keeps the s×s softmax output (bf16) per head; no dropout mask (attention dropout 0).
     scores = 2 * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if unfused_attention else 0.0
 
+    frozen = frozenset(lora_targets or LORA_TARGETS) if mode == "peft" else None
+
     def saved_bytes(mix: LayerMix) -> float:
         """What the layers of `mix` save for backward, one micro-batch."""
-        plain, gemm = _mix_elements(d, mix, saved_modules)
+        plain, gemm = _mix_elements(d, mix, saved_modules, frozen)
         return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
                                   sp=sp, scores=scores * mix.attn, norms=mix.sublayers)  # fmt: skip
 
     def full_bytes(mix: LayerMix) -> float:
         """The same with nothing recomputed: what a fully recomputed layer rebuilds during backward."""
-        plain, gemm = _mix_elements(d, mix, set())
+        plain, gemm = _mix_elements(d, mix, set(), frozen)
         return tokens * (2 * (plain + gemm)) / t + scores * mix.attn
 
     results = []
@@ -309,7 +363,7 @@ def estimate_memory(
         experts = lp.routed / (et * e)
         weights = sharded + replicated + experts
         if mode == "peft":
-            adapters = _lora_params(d, st.mix, lora_rank) / t
+            adapters = _lora_params(d, st.mix, lora_rank, frozen or frozenset(LORA_TARGETS)) / t
             params = weights * param_bytes + adapters * 2
             grads = adapters * grad_bytes
             optimizer = adapters * opt_bytes / dense_shard
@@ -330,10 +384,21 @@ def estimate_memory(
         per_layer_full = full_bytes(st.mix) / n_layers if n_layers else 0.0
         checkpoint = tokens * d.hidden * 2 / tp_div  # the layer input kept by full recompute
         if recompute == "full":
-            kept = n_layers if recompute_num_layers is None else min(n_layers, recompute_num_layers)
-            frac = kept / n_layers if n_layers else 0.0
-            per_mb_layer = frac * checkpoint + (1 - frac) * per_layer
-            activations = st.inflight_layers * per_mb_layer + per_layer_full
+            # Megatron-Core TransformerBlock._checkpointed_forward, per model chunk (a VP chunk is a block):
+            # "uniform" checkpoints every group of recompute_num_layers layers (one saved input per group,
+            # one group rebuilt in backward); "block" recomputes the first recompute_num_layers layers of
+            # each chunk and keeps the rest whole.
+            group = max(1, int(recompute_num_layers or 1))
+            if recompute_method == "uniform":
+                per_mb_layer = checkpoint / group
+                rebuilt = per_layer_full * min(group, n_layers)
+            else:
+                chunk = n_layers / v
+                kept = chunk if recompute_num_layers is None else min(chunk, recompute_num_layers)
+                frac = kept / chunk if chunk else 0.0
+                per_mb_layer = frac * checkpoint + (1 - frac) * per_layer
+                rebuilt = per_layer_full
+            activations = st.inflight_layers * per_mb_layer + rebuilt
         else:
             # Offloaded layers leave the GPU; the one in transfer still occupies a buffer.
             resident = st.inflight_layers - offload_layers + (1 if offload_layers else 0)
@@ -342,7 +407,8 @@ def estimate_memory(
             activations += st.inflight_microbatches * tokens * d.hidden * 2 / tp_div
         activations *= ov.activation_scale
         offloaded = offload_layers * per_layer * ov.activation_scale
-        logits = tokens * vocab / t * ov.logits_bytes_per_element * (1 + mtp_layers) if st.has_output else 0.0
+        logit_bytes = TE_LOGITS_BYTES if te_cross_entropy else ov.logits_bytes_per_element
+        logits = tokens * vocab / t * logit_bytes * (1 + mtp_layers) if st.has_output else 0.0
         allocated = params + grads + optimizer + activations + logits + ov.workspace_gib * GIB
         results.append((allocated, rank, params, grads, optimizer, activations, logits, offloaded))
 
@@ -440,13 +506,19 @@ def _saved_layer_bytes(
     return tokens * (2 * plain + gemm_byte * gemm) / t + replicated_norms + scores
 
 
-def _lora_params(d: Dims, mix: LayerMix, rank: int) -> float:
-    """LoRA A and B matrices on linear_qkv and linear_proj of each attention, and linear_fc1 and linear_fc2
-    of each MLP or MoE block (at the dense MLP's width)."""
+def _lora_params(d: Dims, mix: LayerMix, rank: int, targets: frozenset[str]) -> float:
+    """LoRA A and B matrices on the targeted linear layers: linear_qkv and linear_proj of each attention,
+    linear_fc1 and linear_fc2 of each MLP or MoE block (at the dense MLP's width)."""
     qkv_out = d.q_width + 2 * d.kv_width
     fc1_out = (2 if d.gated else 1) * d.ffn
-    attention = rank * ((d.hidden + qkv_out) + (d.q_width + d.hidden))
-    mlp = rank * ((d.hidden + fc1_out) + (d.ffn + d.hidden))
+    sizes = {
+        "linear_qkv": d.hidden + qkv_out,
+        "linear_proj": d.q_width + d.hidden,
+        "linear_fc1": d.hidden + fc1_out,
+        "linear_fc2": d.ffn + d.hidden,
+    }
+    attention = rank * sum(sizes[k] for k in ("linear_qkv", "linear_proj") if k in targets)
+    mlp = rank * sum(sizes[k] for k in ("linear_fc1", "linear_fc2") if k in targets)
     return mix.attn * attention + (mix.mlp + mix.moe) * mlp
 
 

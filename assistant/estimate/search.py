@@ -394,14 +394,47 @@ def layer_split(plan: Plan) -> int:
     return plan.tp * plan.cp
 
 
+# How many ranked layouts a GPU count is searched for, to find one with headroom behind a tight fastest one.
+ROOM_CANDIDATES = 10
+# A layout the assistant recommends leaves this share of the usable memory free, or is called tight.
+HEADROOM = 0.05
+
+
+def has_room(memory: MemoryEstimate) -> bool:
+    """At least HEADROOM of the usable memory is left by the estimate."""
+    return memory.margin_bytes >= HEADROOM * memory.usable_bytes
+
+
+def roomiest_first(layouts: list[RankedLayout]) -> RankedLayout | None:
+    """The first (fastest-ranked) layout with headroom, else the first: a tight plan only if nothing else."""
+    return next((x for x in layouts if has_room(x.memory)), layouts[0] if layouts else None)
+
+
 class NearestFit(Record):
     """What to do when nothing fits: how far off the leanest layout is, and the fewest GPUs that fit."""
 
     fits: bool
     best_here: RankedLayout | None = None  # when some layout fits these GPUs: the fastest that does
     leanest: RankedLayout | None = None  # smallest peak memory on the given GPUs (full recompute)
-    min_gpus: int | None = None
+    min_gpus: int | None = None  # the fewest GPUs any valid layout fits on, fewer than asked included
     min_gpus_layout: RankedLayout | None = None
+    # When the fewest GPUs fit within the estimator's error (MemoryEstimate.tight): the fewest that leave
+    # more than that error free, and their layout.
+    room_gpus: int | None = None
+    room_layout: RankedLayout | None = None
+
+
+def gpu_counts_to_try(asked: int, per_node: int, max_gpus: int) -> list[int]:
+    """GPU counts for "the fewest that fit", ascending: fewer than asked (any count inside a node, whole
+    nodes above), then powers of two inside a node and doubling whole nodes above the count asked."""
+    below = [c for c in range(1, asked) if c <= per_node or c % per_node == 0]
+    above = {c for c in _powers_of_two(per_node) if c > asked}
+    count = per_node
+    while count <= max_gpus:
+        if count > asked:
+            above.add(count)
+        count *= 2
+    return below + sorted(above)
 
 
 def nearest_fit(
@@ -462,6 +495,8 @@ def nearest_fit(
             grad_reduce_in_fp32=grad_reduce_in_fp32,
             fsdp=fsdp,
             mtp_layers=_mtp_layers(features),
+            te_cross_entropy=_te_cross_entropy(features),
+            lora_targets=features.lora_targets if features else None,
         )
 
     def leanest_fits(plan: Plan, fsdp: bool) -> bool:
@@ -470,8 +505,9 @@ def nearest_fit(
         if full_recompute_memory(plan, fsdp).fits:
             return True
         options = {"seq_length": seq_length, "mode": mode, "precision": precision, "fsdp": fsdp,
-                   "grad_reduce_in_fp32": grad_reduce_in_fp32,
-                   "mtp_layers": _mtp_layers(features)}  # fmt: skip
+                   "grad_reduce_in_fp32": grad_reduce_in_fp32, "mtp_layers": _mtp_layers(features),
+                   "te_cross_entropy": _te_cross_entropy(features),
+                   "lora_targets": _lora_targets(features)}  # fmt: skip
         return offload_allowed(plan, fsdp, features) and (
             fewest_offload_layers(arch, plan, hardware, overheads, **options) is not None
         )
@@ -509,16 +545,25 @@ def nearest_fit(
                 throughput=speed,
                 overrides=layout_overrides(plan, arch, "full"),
             )
-    found_here = search_layouts(arch, cluster, top_k=1, **common) if fits_here else []
+    found_here = search_layouts(arch, cluster, top_k=ROOM_CANDIDATES, **common) if fits_here else []
     if found_here:
-        return NearestFit(fits=True, best_here=found_here[0])
-    gpus = max(cluster.num_gpus * 2, cluster.gpus_per_node)
-    while gpus <= max_gpus:
-        bigger = cluster.model_copy(update={"num_gpus": gpus})
-        found = search_layouts(arch, bigger, top_k=1, **common) if something_fits(bigger) else []
-        if found:
-            return NearestFit(fits=False, leanest=leanest, min_gpus=gpus, min_gpus_layout=found[0])
-        gpus *= 2
+        return NearestFit(fits=True, best_here=roomiest_first(found_here))
+    smallest: tuple[int, RankedLayout] | None = None
+    for gpus in gpu_counts_to_try(cluster.num_gpus, cluster.gpus_per_node, max_gpus):
+        other = cluster.model_copy(update={"num_gpus": gpus})
+        found = search_layouts(arch, other, top_k=ROOM_CANDIDATES, **common) if something_fits(other) else []
+        best = roomiest_first(found)
+        if best is None:
+            continue
+        if smallest is None:
+            smallest = (gpus, best)
+        roomy = next((x for x in found if not x.memory.tight), None)
+        if roomy is not None:
+            room = {} if smallest[1] is roomy else {"room_gpus": gpus, "room_layout": roomy}
+            return NearestFit(fits=False, leanest=leanest, min_gpus=smallest[0],
+                              min_gpus_layout=smallest[1], **room)  # fmt: skip
+    if smallest is not None:
+        return NearestFit(fits=False, leanest=leanest, min_gpus=smallest[0], min_gpus_layout=smallest[1])
     return NearestFit(fits=False, leanest=leanest)
 
 
@@ -563,6 +608,14 @@ def _mtp_layers(features: RunFeatures | None) -> int:
     return features.mtp_layers if features else 0
 
 
+def _te_cross_entropy(features: RunFeatures | None) -> bool:
+    return bool(features and features.te_cross_entropy)
+
+
+def _lora_targets(features: RunFeatures | None) -> tuple[str, ...] | None:
+    return features.lora_targets if features else None
+
+
 def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
     """Keep the fastest (VP, micro-batch, recompute or CPU offloading) that fits, per distinct (TP, PP, CP,
     EP, FSDP) layout. Offloading is weighed against the cheapest recompute that fits: over a fast host link
@@ -573,7 +626,10 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
         for recompute, modules in recompute_options(arch):
             memory = estimate_memory(
                 arch, plan, hw, recompute=recompute, recompute_modules=modules, overheads=ov, fsdp=fsdp,
-                mtp_layers=_mtp_layers(speed_options["features"]), **options,
+                mtp_layers=_mtp_layers(speed_options["features"]),
+                te_cross_entropy=_te_cross_entropy(speed_options["features"]),
+                lora_targets=_lora_targets(speed_options["features"]),
+                **options,
             )  # fmt: skip
             if memory.fits:
                 tried.append((recompute, modules, 0, memory))
@@ -581,7 +637,11 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
         needs_relief = not tried or tried[0][0] is not None
         if needs_relief and offload_allowed(plan, fsdp, speed_options["features"]):
             mtp = _mtp_layers(speed_options["features"])
-            offloaded = fewest_offload_layers(arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, **options)
+            te_ce = _te_cross_entropy(speed_options["features"])
+            offloaded = fewest_offload_layers(
+                arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, te_cross_entropy=te_ce,
+                lora_targets=_lora_targets(speed_options["features"]), **options,
+            )  # fmt: skip
             if offloaded is not None:
                 tried.append((None, None, *offloaded))
         for recompute, modules, offload, memory in tried:

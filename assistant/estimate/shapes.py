@@ -50,6 +50,13 @@ class Dims:
     ssm_groups: int = 0
     latent: int = 0  # LatentMoE width of the routed experts (0: they work at the hidden size)
     mtp_block: str = ""  # layer kinds of one multi-token-prediction block (see layer_kinds)
+    gdn_layers: int = 0  # Gated DeltaNet mixers
+    lin_k_heads: int = 0
+    lin_k_dim: int = 0
+    lin_v_heads: int = 0
+    lin_v_dim: int = 0
+    lin_conv: int = 4
+    attn_gate: bool = False  # gated attention: the query projection is twice as wide
 
     @property
     def expert_io(self) -> int:
@@ -72,6 +79,26 @@ class Dims:
         return self.d_inner + 2 * self.ssm_groups * self.ssm_state
 
     @property
+    def lin_qk(self) -> int:
+        """Width of a Gated DeltaNet mixer's queries (and of its keys)."""
+        return self.lin_k_heads * self.lin_k_dim
+
+    @property
+    def lin_v(self) -> int:
+        """Width of a Gated DeltaNet mixer's values (and of its output gate z and its output)."""
+        return self.lin_v_heads * self.lin_v_dim
+
+    @property
+    def gdn_in_width(self) -> int:
+        """Output width of a Gated DeltaNet in_proj: q, k, v, z and one beta and alpha per value head."""
+        return 2 * self.lin_qk + 2 * self.lin_v + 2 * self.lin_v_heads
+
+    @property
+    def gdn_conv_width(self) -> int:
+        """Channels of a Gated DeltaNet mixer's depthwise convolution: q, k and v."""
+        return 2 * self.lin_qk + self.lin_v
+
+    @property
     def q_width(self) -> int:
         return self.heads * self.head_dim
 
@@ -85,8 +112,9 @@ class Dims:
         return 3 if self.gated else 2
 
 
-# Layer kinds: a transformer layer with a dense MLP ("D") or an MoE block ("X"); the one-sublayer layers of a
-# Mamba hybrid by their hybrid_layer_pattern symbols: Mamba ("M"), attention ("*"), MLP ("-"), MoE ("E").
+# Layer kinds: a transformer layer with a dense MLP ("D") or an MoE block ("X"), or with a Gated DeltaNet
+# mixer in place of attention ("L": with an MLP, "Y": with an MoE block); the one-sublayer layers of a Mamba
+# hybrid by their hybrid_layer_pattern symbols: Mamba ("M"), attention ("*"), MLP ("-"), MoE ("E").
 HYBRID_SYMBOLS = frozenset("M*-E")
 
 
@@ -99,11 +127,12 @@ class LayerMix:
     mlp: int = 0
     moe: int = 0
     mamba: int = 0
+    gdn: int = 0
 
     @property
     def sublayers(self) -> int:
-        """Attention, MLP, MoE and Mamba blocks, each with its own pre-norm."""
-        return self.attn + self.mlp + self.moe + self.mamba
+        """Attention, MLP, MoE, Mamba and Gated DeltaNet blocks, each with its own pre-norm."""
+        return self.attn + self.mlp + self.moe + self.mamba + self.gdn
 
     def __add__(self, other: LayerMix) -> LayerMix:
         return LayerMix(
@@ -112,6 +141,7 @@ class LayerMix:
             self.mlp + other.mlp,
             self.moe + other.moe,
             self.mamba + other.mamba,
+            self.gdn + other.gdn,
         )
 
 
@@ -122,6 +152,8 @@ _KIND_MIX = {
     "*": LayerMix(1, attn=1),
     "-": LayerMix(1, mlp=1),
     "E": LayerMix(1, moe=1),
+    "L": LayerMix(1, mlp=1, gdn=1),
+    "Y": LayerMix(1, moe=1, gdn=1),
 }
 
 
@@ -135,17 +167,20 @@ def mix_of(kinds: str) -> LayerMix:
         mlp=sum(mix.mlp * n for mix, n in counts),
         moe=sum(mix.moe * n for mix, n in counts),
         mamba=sum(mix.mamba * n for mix, n in counts),
+        gdn=sum(mix.gdn * n for mix, n in counts),
     )
 
 
 def layer_kinds(arch: ModelArch) -> str:
     """One kind per Megatron layer. Transformers: MoE after `moe_first_k_dense` dense layers, every
     `moe_layer_freq`-th layer. Mamba hybrids: their layer pattern."""
-    if arch.is_hybrid:
+    if arch.is_hybrid and not arch.linear_attention_freq:
         return arch.hybrid_layer_pattern or ""
     if not arch.num_moe_experts:
-        return "D" * arch.num_layers
-    return _moe_kinds(arch.num_layers, arch.moe_first_k_dense or 0, arch.moe_layer_freq or 1)
+        kinds = "D" * arch.num_layers
+    else:
+        kinds = _moe_kinds(arch.num_layers, arch.moe_first_k_dense or 0, arch.moe_layer_freq or 1)
+    return _with_linear_attention(kinds, arch.linear_attention_freq or 0)
 
 
 @lru_cache(maxsize=256)
@@ -153,10 +188,26 @@ def _moe_kinds(layers: int, first_dense: int, freq: int) -> str:
     return "".join("X" if i >= first_dense and i % freq == 0 else "D" for i in range(layers))
 
 
+@lru_cache(maxsize=256)
+def _with_linear_attention(kinds: str, every: int) -> str:
+    """Megatron's linear_attention_freq: layer i is full attention when (i + 1) % every == 0, else its
+    attention is a Gated DeltaNet mixer (flop_utils.py, gated_delta_net)."""
+    if not every:
+        return kinds
+    swap = {"D": "L", "X": "Y"}
+    return "".join(k if (i + 1) % every == 0 else swap[k] for i, k in enumerate(kinds))
+
+
 def unmodelled_reason(arch: ModelArch) -> str | None:
     """Why the estimators cannot describe this hybrid (None when they can): they know Mamba-2 mixers,
     attention, MLP and MoE layers laid out by a Megatron hybrid_layer_pattern, nothing else."""
     if not arch.is_hybrid:
+        return None
+    if arch.linear_attention_freq:
+        dims = (arch.linear_num_key_heads, arch.linear_key_head_dim, arch.linear_num_value_heads,
+                arch.linear_value_head_dim)  # fmt: skip
+        if not all(dims):
+            return "its Gated DeltaNet dimensions are not known (give the linear_* head counts and sizes)"
         return None
     pattern = arch.hybrid_layer_pattern or ""
     if not pattern or set(pattern) - HYBRID_SYMBOLS:
@@ -220,7 +271,16 @@ def dims_of(arch: ModelArch) -> Dims:
         ssm_state=arch.mamba_state_dim or 0,
         ssm_groups=arch.mamba_num_groups or 1,
         latent=arch.moe_latent_size or 0,
-        mtp_block=(arch.mtp_layer_pattern or "") if arch.is_hybrid else layer_kinds(arch)[-1:],
+        mtp_block=(arch.mtp_layer_pattern or "")
+        if arch.is_hybrid and not arch.linear_attention_freq
+        else layer_kinds(arch)[-1:],
+        gdn_layers=mix.gdn,
+        lin_k_heads=arch.linear_num_key_heads or 0,
+        lin_k_dim=arch.linear_key_head_dim or 0,
+        lin_v_heads=arch.linear_num_value_heads or 0,
+        lin_v_dim=arch.linear_value_head_dim or 0,
+        lin_conv=arch.linear_conv_kernel_dim or 4,
+        attn_gate=arch.attention_output_gate,
     )
 
 
@@ -242,17 +302,19 @@ class LayerParams:
     routed: float  # all routed experts, sharded over EP·ETP
     replicated: float  # norms and router
     mamba: float = 0.0  # Mamba mixers, TP-sharded by heads
+    gdn: float = 0.0  # Gated DeltaNet mixers, TP-sharded by heads
 
     @property
     def tp_sharded(self) -> float:
-        return self.attn + self.mlp + self.mamba
+        return self.attn + self.mlp + self.mamba + self.gdn
 
 
 def attention_params(d: Dims) -> float:
     """QKV and output projections (biases ignored); MLA uses its low-rank projections."""
     h = d.hidden
     if not d.mla:
-        return h * (d.q_width + 2 * d.kv_width) + d.q_width * h
+        gate = h * d.q_width if d.attn_gate else 0
+        return h * (d.q_width + 2 * d.kv_width) + d.q_width * h + gate
     qk = d.qk_dim + d.qk_pos
     q_term = h * d.heads * qk if d.q_lora is None else d.q_lora * (h + d.heads * qk)
     kv_term = d.kv_lora * (h + d.heads * (d.qk_dim + d.v_dim)) + h * d.qk_pos
@@ -288,6 +350,19 @@ def mamba_params(d: Dims) -> float:
     return mamba_mixer_params(d.hidden, d.ssm_heads, d.ssm_head_dim, d.ssm_state, d.ssm_groups)
 
 
+def gdn_params(d: Dims) -> float:
+    """One Gated DeltaNet mixer (Megatron-Core ssm/gated_delta_net.py): in_proj (q, k, v, z, beta, alpha),
+    depthwise convolution over q, k and v (no bias), A_log and dt_bias per value head, the gated norm over a
+    value head, out_proj."""
+    return (
+        d.hidden * d.gdn_in_width
+        + d.gdn_conv_width * d.lin_conv
+        + 2 * d.lin_v_heads
+        + d.lin_v_dim
+        + d.lin_v * d.hidden
+    )
+
+
 def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
     """Parameters of layers with these sublayer counts; each sublayer has its own pre-norm."""
     h = d.hidden
@@ -298,11 +373,12 @@ def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
         routed=mix.moe * d.experts * d.glu * d.expert_io * d.moe_ffn,
         replicated=mix.sublayers * h + mix.moe * h * d.experts,
         mamba=mix.mamba * mamba_params(d) if mix.mamba else 0.0,
+        gdn=mix.gdn * gdn_params(d) if mix.gdn else 0.0,
     )
 
 
 def whole_model(d: Dims) -> LayerMix:
-    return LayerMix(d.layers, d.attn_layers, d.dense_layers, d.moe_layers, d.mamba_layers)
+    return LayerMix(d.layers, d.attn_layers, d.dense_layers, d.moe_layers, d.mamba_layers, d.gdn_layers)
 
 
 def total_params(d: Dims) -> float:
@@ -349,17 +425,19 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
         core = s * d.heads * qk / 2 + s * d.heads * d.v_dim / 2
         attn_proj, attn_core = 6 * layers.attn * proj, 6 * layers.attn * core
     else:
-        attn_proj = 6 * layers.attn * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h)
+        gate = h * d.q_width if d.attn_gate else 0
+        attn_proj = 6 * layers.attn * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h + gate)
         attn_core = 6 * layers.attn * d.q_width * s
     logits = 6 * h * padded_vocab(d.vocab, tp) * (1 + mtp_layers)
     mamba_proj, scan = mamba_flops(d, d.d_inner, layers.mamba)
     bridge_proj, bridge_scan = mamba_flops(d, 2 * h, layers.mamba)
+    gdn_proj, gdn_core = gdn_flops(d, layers.gdn)
     return TokenFlops(
-        dense_gemm=mlp + attn_proj + mamba_proj + logits,
+        dense_gemm=mlp + attn_proj + mamba_proj + gdn_proj + logits,
         expert_gemm=experts,
         attention_core=attn_core,
         logits=logits,
-        ssm_scan=scan,
+        ssm_scan=scan + gdn_core,
         bridge_extra=bridge_proj + bridge_scan - mamba_proj - scan,
     )
 
@@ -372,3 +450,13 @@ def mamba_flops(d: Dims, inner: int, mixers: int) -> tuple[float, float]:
     in_width = mamba_in_proj_width(inner, d.ssm_heads, d.ssm_state, d.ssm_groups)
     projections = 6 * mixers * d.hidden * (in_width + inner)
     return projections, 21 * mixers * inner * d.ssm_state
+
+
+def gdn_flops(d: Dims, mixers: int) -> tuple[float, float]:
+    """(in_proj + out_proj, convolution + delta-rule core) training FLOPs per token of `mixers` Gated
+    DeltaNet mixers: Bridge's gdn_layer_flops (v0.6.0 flop_utils.py), times 3 for forward and backward."""
+    if not mixers:
+        return 0.0, 0.0
+    projections = 6 * mixers * d.hidden * (d.gdn_in_width + d.lin_v)
+    core = 6 * mixers * (d.lin_conv * d.gdn_conv_width + 4 * d.lin_v_heads * d.lin_v_dim**2)
+    return projections, core

@@ -24,6 +24,7 @@ from assistant.estimate.shapes import (
     TokenFlops,
     dims_of,
     flops_per_token,
+    gdn_flops,
     layer_kinds,
     mamba_flops,
     mix_params,
@@ -403,9 +404,16 @@ def _stage_balance(
     shared_mlp = (6 * d.hidden * d.glu * d.shared_ffn + 6 * 2 * d.hidden * d.latent) * per_flop
     logits = flops.logits * per_flop
     mamba_proj = mamba_flops(d, d.d_inner, d.mamba_layers)[0] * per_flop
-    attn_proj = t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers - mamba_proj
+    gdn_proj = gdn_flops(d, d.gdn_layers)[0] * per_flop
+    attn_proj = (
+        t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers - mamba_proj - gdn_proj
+    )
     attention = (attn_proj + t_attn) / d.attn_layers if d.attn_layers else 0.0
-    mamba = (mamba_proj + t_scan) / d.mamba_layers if d.mamba_layers else 0.0
+    # the scan time is shared by Mamba's scans and DeltaNet's cores in proportion to their FLOPs
+    scan_flops = flops.ssm_scan or 1.0
+    gdn_scan = t_scan * gdn_flops(d, d.gdn_layers)[1] / scan_flops
+    mamba = (mamba_proj + t_scan - gdn_scan) / d.mamba_layers if d.mamba_layers else 0.0
+    gdn = (gdn_proj + gdn_scan) / d.gdn_layers if d.gdn_layers else 0.0
     moe_mlp = shared_mlp + (t_expert / d.moe_layers if d.moe_layers else 0.0)
     elementwise = t_elem / d.layers
     kinds = layer_kinds(arch)
@@ -417,6 +425,7 @@ def _stage_balance(
             + mix.mlp * dense_mlp
             + mix.moe * moe_mlp
             + mix.mamba * mamba
+            + mix.gdn * gdn
             + mix.layers * elementwise
             + (logits if rank == p - 1 else 0.0)
         )
@@ -433,8 +442,13 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     mlp = norm + 3 * d.ffn
     moe = norm + d.topk * (2 * d.expert_io + expert_act) + 3 * d.shared_ffn + 2 * d.latent
     mamba = norm + 2 * d.mamba_conv_width + 3 * d.d_inner
+    gdn = norm + 2 * d.gdn_conv_width + 3 * d.lin_v
     return 2 * (
-        d.attn_layers * attention + d.dense_layers * mlp + d.moe_layers * moe + d.mamba_layers * mamba
+        d.attn_layers * attention
+        + d.dense_layers * mlp
+        + d.moe_layers * moe
+        + d.mamba_layers * mamba
+        + d.gdn_layers * gdn
     )
 
 
@@ -449,8 +463,13 @@ def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
         + (d.hidden + d.latent if d.latent else 0)  # LatentMoE's down- and up-projection inputs
     )
     mamba = d.hidden + d.d_inner
+    gdn = d.hidden + d.lin_v
     return 2 * (
-        d.attn_layers * attention + d.dense_layers * mlp + d.moe_layers * moe + d.mamba_layers * mamba
+        d.attn_layers * attention
+        + d.dense_layers * mlp
+        + d.moe_layers * moe
+        + d.mamba_layers * mamba
+        + d.gdn_layers * gdn
     )
 
 

@@ -33,13 +33,35 @@ DTYPE_BYTES = {"torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "tor
 OPTIMIZER_DTYPES = ("optimizer.main_params_dtype", "optimizer.exp_avg_dtype", "optimizer.exp_avg_sq_dtype")
 
 
+# Muon (Megatron-Core optimizer/muon.py, via emerging_optimizers) keeps one momentum buffer per weight
+# matrix beside the fp32 master copy: 8 bytes per parameter instead of Adam's 12 (the few non-matrix
+# parameters it hands to Adam are ignored).
+MUON_STATE_BYTES = 8.0
+
+
 def optimizer_state_bytes(values: dict) -> float | None:
-    """Bytes per parameter of the precision-aware optimizer's master weights and two moments, from the
-    dtypes the recipe names (Nemotron 3 Super's H100 recipe: fp16 + bf16 + bf16 = 6, not 12); None without
-    the precision-aware optimizer."""
+    """Bytes per parameter of the optimizer's master weights and state: the precision-aware optimizer's
+    dtypes as the recipe names them (Nemotron 3 Super's H100 recipe: fp16 + bf16 + bf16 = 6, not 12), or
+    Muon's 8; None for the default Adam (12)."""
+    if str(values.get("optimizer.optimizer") or "").removeprefix("dist_") == "muon":
+        return MUON_STATE_BYTES
     if not values.get("optimizer.use_precision_aware_optimizer"):
         return None
     return float(sum(DTYPE_BYTES.get(str(values.get(key)), 4) for key in OPTIMIZER_DTYPES))
+
+
+def shards_optimizer_state(values: dict) -> bool:
+    """The optimizer state is split over the data-parallel ranks: Megatron's distributed optimizer, or the
+    layer-wise one that "dist_*" optimizers and use_layer_wise_distributed_optimizer turn on
+    (optimizer/layer_wise_optimizer.py: each rank keeps only its layers' state)."""
+    if str(values.get("optimizer.optimizer") or "").startswith("dist_"):
+        return True
+    if values.get("optimizer.use_layer_wise_distributed_optimizer"):
+        return True
+    return (
+        values.get("ddp.use_distributed_optimizer", values.get("optimizer.use_distributed_optimizer", True))
+        is not False
+    )
 
 
 def estimate_fit(
@@ -52,7 +74,7 @@ def estimate_fit(
     """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
     from assistant import hardware_data
     from assistant.estimate.features import features_from_fields
-    from assistant.estimate.memory import estimate_memory
+    from assistant.estimate.memory import LORA_RANK, estimate_memory
     from assistant.estimate.shapes import unmodelled_reason
 
     if arch is None:
@@ -78,10 +100,16 @@ def estimate_fit(
             precision=(config.precision if config else None) or record.precision or "bf16",
             recompute=recompute if recompute in ("selective", "full") else None,
             recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
+            recompute_num_layers=values.get("model.recompute_num_layers"),
+            recompute_method=values.get("model.recompute_method"),
             mtp_layers=features_from_fields(values).mtp_layers,
+            te_cross_entropy=features_from_fields(values).te_cross_entropy,
+            fp8_param=_stores_fp8_weights(values, config.version if config else record.version),
+            lora_rank=int(values.get("peft.dim") or LORA_RANK),
+            lora_targets=values.get("peft.target_modules"),
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
-            distributed_optimizer=bool(values.get("optimizer.use_distributed_optimizer", True)),
+            distributed_optimizer=shards_optimizer_state(values),
             grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
             precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
             optimizer_bytes=optimizer_state_bytes(values),
@@ -97,3 +125,13 @@ def estimate_fit(
         margin_bytes=memory.margin_bytes,
         tight=memory.tight,
     )
+
+
+def _stores_fp8_weights(values: dict, version: str | None) -> bool:
+    """The recipe's own fp8_param_gather / fp8_param, else its mixed-precision preset's."""
+    from assistant import hardware_data
+
+    for key in ("mixed_precision.fp8_param_gather", "model.fp8_param"):
+        if isinstance(values.get(key), bool):
+            return values[key]
+    return hardware_data.preset_stores_fp8_weights(version, values.get("mixed_precision._target_"))

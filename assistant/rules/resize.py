@@ -505,6 +505,7 @@ def _estimator_nearest(
             mode="peft" if peft else (base.mode or "pretrain"),
             version=version,
             hardware=hardware_data.gpu_spec(cluster.gpu_type),
+            grad_reduce_in_fp32=base.values.get("ddp.grad_reduce_in_fp32") is not False,
             max_gpus=4096,
         )
     except UserError:
@@ -522,18 +523,36 @@ def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_f
             f"所有能放进 {cluster.num_gpus} × {cluster.gpu_label} 的布局都违反某项 Megatron 检查（注意力头、"
             "层、专家或批次整除）。",
         )
-    more = f" About {need} GPUs would be enough." if need else ""
-    more_zh = f"大约需要 {need} 个 GPU。" if need else ""
+    fewer = bool(need) and need < cluster.num_gpus  # a valid layout fits on part of these GPUs
+    more = f" About {need} GPUs would be enough." if need and not fewer else ""
+    more_zh = f"大约需要 {need} 个 GPU。" if need and not fewer else ""
+    if fewer:
+        more = f" A valid layout fits on {need} of these GPUs."
+        more_zh = f"其中 {need} 张 GPU 上有能放下的合法布局。"
     gpu = cluster.gpu_label
     return finding(
         "does-not-fit",
         "error",
         f"No layout of {record.name} fits {cluster.num_gpus} × {gpu} at sequence length {seq} "
         "by the memory estimate"
-        + (" even with PEFT." if peft else "; add GPUs or use the PEFT recipe.")
+        + (
+            " even with PEFT."
+            if peft
+            else "; use another GPU count or the PEFT recipe."
+            if fewer
+            else "; add GPUs or use the PEFT recipe."
+        )
         + more,
         f"按显存估算，{record.name} 在 {cluster.num_gpus} × {gpu}、序列长度 {seq} 下没有"
-        "可行布局" + ("，即使使用 PEFT 也不行。" if peft else "；请增加 GPU 或改用 PEFT 配方。") + more_zh,
+        "可行布局"
+        + (
+            "，即使使用 PEFT 也不行。"
+            if peft
+            else "；请换一个 GPU 数或改用 PEFT 配方。"
+            if fewer
+            else "；请增加 GPU 或改用 PEFT 配方。"
+        )
+        + more_zh,
         None,
         f"--gpus {need}" if need else None,
     )

@@ -1098,11 +1098,11 @@ def rule_vlm_data(ctx: _Context) -> list[Finding]:
 # Tensor-core formats per GPU generation: FP8 from Hopper (Ada too, not in our GPU table), MXFP8 and NVFP4
 # from Blackwell.
 _PRECISION_NEEDS = {
-    "fp8cs": ("FP8", ("hopper", "blackwell")),
-    "fp8ds": ("FP8", ("hopper", "blackwell")),
-    "fp8sc": ("FP8", ("hopper", "blackwell")),
-    "fp8mx": ("MXFP8", ("blackwell",)),
-    "nvfp4": ("NVFP4", ("blackwell",)),
+    "fp8cs": ("FP8", ("hopper", "blackwell", "rubin")),
+    "fp8ds": ("FP8", ("hopper", "blackwell", "rubin")),
+    "fp8sc": ("FP8", ("hopper", "blackwell", "rubin")),
+    "fp8mx": ("MXFP8", ("blackwell", "rubin")),
+    "nvfp4": ("NVFP4", ("blackwell", "rubin")),
 }
 
 

@@ -17,6 +17,7 @@ from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
+from assistant.estimate.memory import LORA_RANK
 from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
 
 MODES = ("pretrain", "sft", "peft")
@@ -46,6 +47,9 @@ SPEC_RUN_FIELDS = (
     "cpu_offloading",
     "cpu_offloading_num_layers",
     "cpu_offloading_weights",
+    "cross_entropy_loss_fusion",
+    "cross_entropy_fusion_impl",
+    "attention_backend",
 )
 
 
@@ -138,14 +142,21 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
 def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
     """The estimate JSON for one parsed call; `record` stands for --recipe when it comes from a catalog
     that is not bundled (`skill export --from`)."""
-    from assistant import hardware_data
-
     if args.spec:
         run = _run_from_spec(args)
     elif args.recipe or record is not None:
         run = _run_from_recipe(args, record)
     else:
         raise UserError("give --recipe NAME, --spec FILE.json or --batch FILE.jsonl")
+    return estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
+
+
+def estimate_run(
+    run: dict[str, Any], *, search: bool = False, top_k: int = 5, tokens: float | None = None
+) -> dict[str, Any]:
+    """The estimate JSON of one run (from a recipe record or a spec)."""
+    from assistant import hardware_data
+
     cluster: Cluster = run["cluster"]
     if cluster.num_gpus < 1:
         raise UserError("--gpus must be at least 1")
@@ -165,17 +176,17 @@ def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -
     try:
         plan = _plan(run, cluster.num_gpus)
     except UserError as error:
-        if not args.search:
+        if not search:
             raise UserError(f"{error} (or add --search to find layouts that work)") from error
         result["plan_error"] = str(error)
         plan = None
     if plan is not None:
         result.update(_estimate_plan(run, plan, hw, cluster))
-        if args.tokens:
-            seconds = args.tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
+        if tokens and result["throughput"]:
+            seconds = tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
             result["time_to_train_s"] = seconds
-    if args.search:
-        result.update(_search(run, cluster, hw, args.top_k))
+    if search:
+        result.update(_search(run, cluster, hw, top_k))
     track = hardware_data.track_record(run["arch"].hf_model_id, run["precision"])
     if track is not None:
         result["track_record"] = track.to_json()  # how the estimate did on this model's published runs
@@ -204,13 +215,29 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         plan,
         hw,
         **common,
+        recompute_method=run.get("recompute_method"),
         recompute_modules=run["recompute_modules"],
         distributed_optimizer=run["distributed_optimizer"],
+        optimizer_bytes=run.get("optimizer_bytes"),
+        unfused_attention=run.get("unfused_attention", False),
         fp8_param=run["fp8_param"],
         cuda_graphs=run["cuda_graphs"],
         mtp_layers=run["mtp_layers"],
+        te_cross_entropy=run["features"].te_cross_entropy,
+        lora_rank=run.get("lora_rank") or LORA_RANK,
+        lora_targets=run.get("lora_targets"),
         overheads=hardware_data.memory_overheads(),
     )
+    out = {
+        "plan": plan.to_json(),
+        "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
+        "throughput": None,
+        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
+        "assumptions": memory.assumptions + run["notes"],
+    }
+    if hw.peaks_unknown:  # memory needs only the HBM size; speed needs a published tensor-core peak
+        out["throughput_error"] = f"throughput not estimated on {hw.name}: {hw.peaks_unknown}"
+        return out
     speed = estimate_throughput(
         arch,
         plan,
@@ -220,13 +247,9 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         calibration=hardware_data.calibration(),
         features=run["features"],
     )
-    return {
-        "plan": plan.to_json(),
-        "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
-        "throughput": speed.model_dump(mode="json", exclude={"assumptions"}),
-        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
-        "assumptions": memory.assumptions + speed.assumptions + run["notes"],
-    }
+    out["throughput"] = speed.model_dump(mode="json", exclude={"assumptions"})
+    out["assumptions"] = memory.assumptions + speed.assumptions + run["notes"]
+    return out
 
 
 def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
@@ -300,12 +323,20 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
 
 
 def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
-    from assistant.catalog import on_gpu, resolution_note, resolve_recipe
-    from assistant.models import load_model_arch, recipe_arch
-    from assistant.rules.config import build_config
+    from assistant.catalog import on_gpu, resolve_recipe
 
     record = record or resolve_recipe(args.recipe, version=args.version, kind=args.kind)
-    record = on_gpu(record, (args.gpu_type or "h100").lower())
+    return run_from_record(on_gpu(record, (args.gpu_type or "h100").lower()), args)
+
+
+def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
+    """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
+    from assistant import hardware_data
+    from assistant.catalog import resolution_note
+    from assistant.models import load_model_arch, recipe_arch
+    from assistant.rules.config import build_config
+    from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
+
     config = build_config(record, list(args.overrides), version=args.version or record.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
@@ -326,7 +357,7 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
     return {
         "config": config,
         "recipe": record.name,
-        "recipe_resolution": resolution_note(args.recipe, record, args.kind),
+        "recipe_resolution": resolution_note(args.recipe or record.name, record, getattr(args, "kind", None)),
         "version": config.version,
         "arch": arch,
         "cluster": _cluster(args),
@@ -345,16 +376,24 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
         "recompute": _recompute(config.recompute_granularity),
         "recompute_modules": values.get("model.recompute_modules"),
         "recompute_num_layers": values.get("model.recompute_num_layers"),
+        "recompute_method": values.get("model.recompute_method"),
+        "unfused_attention": materialises_scores(values.get("model.attention_backend")),
         "grad_reduce_in_fp32": _flag(
             values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
         ),
-        "distributed_optimizer": _flag(values, ("ddp.use_distributed_optimizer",), True),
-        "fp8_param": _flag(values, ("mixed_precision.fp8_param_gather", "model.fp8_param"), False),
+        "distributed_optimizer": shards_optimizer_state(values),
+        "optimizer_bytes": optimizer_state_bytes(values),
+        "fp8_param": _flag(
+            values,
+            ("mixed_precision.fp8_param_gather", "model.fp8_param"),
+            hardware_data.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
+        ),
         "fsdp": config.fsdp,
         "offload_layers": (config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
         "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
         "features": features_from_fields(values),
         "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
+        **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
         "notes": [],
     }
 
@@ -406,6 +445,8 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "recompute": _recompute(model.get("recompute_granularity")),
         "recompute_modules": model.get("recompute_modules"),
         "recompute_num_layers": model.get("recompute_num_layers"),
+        "recompute_method": model.get("recompute_method"),
+        "unfused_attention": materialises_scores(model.get("attention_backend")),
         "grad_reduce_in_fp32": bool(ddp.get("grad_reduce_in_fp32", True)),
         "distributed_optimizer": bool(ddp.get("use_distributed_optimizer", True)),
         "fp8_param": bool(model.get("fp8_param", False)),
@@ -423,11 +464,27 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
                 ),
                 "mixed_precision.fp8_dot_product_attention": model.get("fp8_dot_product_attention"),
                 "model.moe_token_dispatcher_type": model.get("moe_token_dispatcher_type"),
+                "model.cross_entropy_loss_fusion": bool(model.get("cross_entropy_loss_fusion", False)),
+                "model.cross_entropy_fusion_impl": model.get("cross_entropy_fusion_impl"),
             }
         ),
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
+        **_lora_fields((spec.get("peft") or {}).get("dim"), (spec.get("peft") or {}).get("target_modules")),
         "notes": notes,
     }
+
+
+def materialises_scores(backend: Any) -> bool:
+    """Megatron's AttnBackend "unfused" (TE's unfused path) and "local" (Megatron's own core attention)
+    keep the s×s softmax output; flash, fused and auto do not."""
+    return str(backend or "").rsplit(".", 1)[-1] in ("unfused", "local")
+
+
+def _lora_fields(dim: Any, targets: Any) -> dict[str, Any]:
+    """LoRA rank and adapted linear layers (Bridge's `LoRA` defaults when the run does not set them)."""
+    if targets is not None and not (isinstance(targets, list) and all(isinstance(t, str) for t in targets)):
+        raise UserError('peft target_modules must be a list of linear layer names, e.g. ["linear_qkv"]')
+    return {"lora_rank": int(dim) if dim else None, "lora_targets": targets}
 
 
 def _recompute(value: Any) -> str | None:
@@ -493,7 +550,9 @@ def _render_plan(result: dict[str, Any]) -> list[str]:
         "  " + ", ".join(f"{k} {v / GIB:.1f}" for k, v in mem["breakdown"].items()) + " GiB",
         f"throughput: {speed['tokens_per_sec_per_gpu']:,.0f} tokens/s/GPU, "
         f"{speed['model_tflops_per_gpu']:,.0f} "
-        f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s",
+        f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s"
+        if speed
+        else result["throughput_error"],
     ]
     for finding in result.get("findings", []):
         lines.append(f"{finding['severity']}: {finding['message']}")

@@ -1,0 +1,89 @@
+"""Which mixed-precision presets store the weights in FP8, per bundled Megatron-Bridge release.
+
+A preset that sets `fp8_param_gather` (Bridge keeps it in sync with `fp8_param`) makes the model's primary
+weights FP8 tensors: one byte each, with the fp32 master copy in the optimizer, and no separate cached
+FP8 copy. The memory estimator needs this per preset, and recipes name a preset rather than repeat it.
+Read statically (`ast`) from src/megatron/bridge/training/mixed_precision.py of each tag; nothing is
+imported or executed.
+Usage: python -m ingest.precision_params [--bridge GIT_DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+from pathlib import Path
+
+from assistant.settings import get_settings
+
+BRIDGE_GIT = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
+TAGS = {"0.3.1": "v0.3.1", "0.5.1": "v0.5.1", "0.6.0": "v0.6.0", "main": "main"}
+PATH = "src/megatron/bridge/training/mixed_precision.py"
+FIELD = "fp8_param_gather"
+
+
+def preset_fp8_params(source: str) -> dict[str, bool]:
+    """{preset function: fp8_param_gather} for every module-level function that builds a config, following
+    `cfg = other_preset()` chains, `cfg.fp8_param_gather = X` and the constructor's keyword."""
+    tree = ast.parse(source)
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    resolved: dict[str, bool | None] = {}
+
+    def value_of(name: str, seen: frozenset[str] = frozenset()) -> bool | None:
+        if name in resolved:
+            return resolved[name]
+        if name in seen or name not in functions:
+            return None
+        result: bool | None = None
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                callee = node.value.func
+                if isinstance(callee, ast.Name) and callee.id in functions:
+                    result = value_of(callee.id, seen | {name})
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                for keyword in node.keywords:
+                    if keyword.arg == FIELD and isinstance(keyword.value, ast.Constant):
+                        result = bool(keyword.value.value)
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == FIELD
+                        and isinstance(node.value, ast.Constant)
+                    ):
+                        result = bool(node.value.value)
+        resolved[name] = result
+        return result
+
+    names = [n for n in functions if not n.startswith("_")]
+    return {n: bool(value_of(n)) for n in names if n.endswith("_mixed")}
+
+
+def extract(git_dir: str) -> dict:
+    versions = {}
+    for version, tag in TAGS.items():
+        source = subprocess.run(
+            ["git", "-C", git_dir, "show", f"{tag}:{PATH}"], check=True, capture_output=True, text=True
+        ).stdout
+        versions[version] = preset_fp8_params(source)
+    return {
+        "description": "Mixed-precision presets whose weights are stored in FP8 (fp8_param_gather=True), per "
+        "Megatron-Bridge release.",
+        "source": f"NVIDIA-NeMo/Megatron-Bridge {PATH} at tags {', '.join(TAGS.values())} (ast)",
+        "fp8_param_gather": versions,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bridge", default=BRIDGE_GIT)
+    args = parser.parse_args(argv)
+    out = Path(get_settings().knowledge_base) / "calibration" / "precision_params.json"
+    out.write_text(json.dumps(extract(args.bridge), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
