@@ -135,14 +135,17 @@ def relevant(settings: Settings, question: str, hits: list[Hit], version: str, *
 
 
 def _answer_passages(settings: Settings, text: str, query: str, lang: str, version: str) -> list[Hit]:
-    """Passages that answer the question themselves; when the first search found none about the topic the
-    question names, a second one adds that topic's guide words."""
-    hits = relevant(settings, text, _retrieve(settings, query, lang, version), version, strict=True)
-    hint = "" if hits else load_topics(settings.knowledge_base).search_hint(text, lang)
+    """Passages that answer the question themselves. When the first search brought passages about other
+    things, a second one adds the guide words of the topics the question names, and fills the free places."""
+    first = _retrieve(settings, query, lang, version)
+    hits = relevant(settings, text, first, version, strict=True)
+    hint = load_topics(settings.knowledge_base).search_hint(text, lang) if len(hits) < len(first) else ""
     if not hint:
         return hits
-    again = _retrieve(settings, f"{query} {hint}", lang, version)
-    return relevant(settings, text, again, version, strict=True)
+    second = _retrieve(settings, f"{query} {hint}", lang, version)
+    again = relevant(settings, text, second, version, strict=True)
+    seen = {h.source for h in hits}
+    return (hits + [h for h in again if h.source not in seen])[:CITATIONS]
 
 
 def _abstain_line(settings: Settings, question: str, version: str, lang: str) -> str:
