@@ -149,15 +149,16 @@ def abstention(focus: Focus, table: TopicTable, version: str, lang: str) -> str:
         f"`{p}`" for p in paths or table.fallback.get(version, ())
     )
     if lang == "zh":
+        nothing = f"配方目录、规则和指南都没有回答这个问题（Megatron-Bridge {version}）"
         tail = f"答案在该版本的 {where} 中。" if paths else f"可以从该版本的文档索引 {where} 查起。"
-        return f"配方目录、规则和指南都没有回答这个问题（Megatron-Bridge {version}）；{tail}"
+        return f"{nothing}；{tail}" if where else f"{nothing}。"
+    nothing = (
+        f"Nothing in the recipe catalog, the rules or the guide answers this for Megatron-Bridge {version}"
+    )
     tail = (
         f"the answer lives in {where} of that release." if paths else f"start from {where} of that release."
     )
-    return (
-        f"Nothing in the recipe catalog, the rules or the guide answers this for Megatron-Bridge {version}; "
-        + tail
-    )
+    return f"{nothing}; {tail}" if where else f"{nothing}."
 
 
 def _topic(raw: dict) -> Topic:
@@ -173,7 +174,11 @@ def _topic(raw: dict) -> Topic:
 
 @lru_cache(maxsize=4)
 def load_topics(knowledge_base: Path) -> TopicTable:
-    data = json.loads((knowledge_base / "topics.json").read_text(encoding="utf-8"))
+    """The topic table of a knowledge base; one without it (a user's own documents) screens by model only."""
+    path = knowledge_base / "topics.json"
+    if not path.exists():
+        return TopicTable(topics=(), fallback={})
+    data = json.loads(path.read_text(encoding="utf-8"))
     return TopicTable(
         topics=tuple(_topic(raw) for raw in data["topics"]),
         fallback={v: tuple(paths) for v, paths in data["fallback"].items()},

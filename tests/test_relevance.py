@@ -163,3 +163,13 @@ def test_topics_table_covers_every_bundled_version():
     versions = set(data["fallback"])
     for raw in data["topics"]:
         assert set(raw["upstream"]) == versions, raw["id"]
+
+
+def test_a_knowledge_base_without_a_topic_table_still_screens_and_abstains(tmp_path):
+    table = load_topics(tmp_path)
+    focus = focus_of("Qwen3 30B-A3B with Megatron-FSDP", table, moe=None)
+    assert focus.topics == ()
+    assert [h.source for h in screen([QWEN35_VL_FSDP, FSDP_TP_H100], focus, table, strict=True).hits] == [
+        FSDP_TP_H100.source
+    ]
+    assert abstention(focus, table, "0.6.0", "en").endswith("for Megatron-Bridge 0.6.0.")
