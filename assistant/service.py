@@ -28,7 +28,7 @@ from assistant.compose import (
 from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
-from assistant.model_names import StemIndex, candidate_stems
+from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
 from assistant.recommend import (
     Recommendation,
@@ -41,6 +41,7 @@ from assistant.recommend import (
     typed_overrides,
 )
 from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
+from assistant.relevance import abstention, focus_of, load_topics, screen
 from assistant.rules.config import build_config
 from assistant.rules.fit import estimate_fit
 from assistant.rules.resize import resize
@@ -105,6 +106,7 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
     except UserError as error:
         log.info("no citations: %s", error)
         return []
+    hits = relevant(settings, query, hits, version, strict=False)
     catalog = catalogs.load_catalog(version)
     return [
         h.model_copy(
@@ -116,6 +118,46 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
         )
         for h in hits
     ]
+
+
+def _moe_named(question: str, version: str) -> bool | None:
+    """Whether the model the question names is an MoE (None: no model named, or its architecture unknown)."""
+    ctx = version_context(version)
+    found = match_model(question, ctx.index)
+    stems = ([found.stem] if found.stem else list(found.candidates)) if found else []
+    archs = [load_model_arch(hf) for hf in (ctx.stems.get(stem) for stem in stems) if hf]
+    if not archs or None in archs:
+        return None
+    return any(arch.num_moe_experts for arch in archs)
+
+
+def relevant(settings: Settings, question: str, hits: list[Hit], version: str, *, strict: bool) -> list[Hit]:
+    """The passages about the question's model, kind of model and (`strict`) topic (assistant/relevance)."""
+    table = load_topics(settings.knowledge_base)
+    focus = focus_of(question, table, moe=_moe_named(question, version))
+    screened = screen(hits, focus, table, strict=strict)
+    for source, reason in screened.dropped:
+        log.info("not cited: %s (%s)", source, reason)
+    return screened.hits
+
+
+def _answer_passages(settings: Settings, text: str, query: str, lang: str, version: str) -> list[Hit]:
+    """Passages that answer the question themselves. When the first search brought passages about other
+    things, a second one adds the guide words of the topics the question names, and fills the free places."""
+    first = _retrieve(settings, query, lang, version)
+    hits = relevant(settings, text, first, version, strict=True)
+    hint = load_topics(settings.knowledge_base).search_hint(text, lang) if len(hits) < len(first) else ""
+    if not hint:
+        return hits
+    second = _retrieve(settings, f"{query} {hint}", lang, version)
+    again = relevant(settings, text, second, version, strict=True)
+    seen = {h.source for h in hits}
+    return (hits + [h for h in again if h.source not in seen])[:CITATIONS]
+
+
+def _abstain_line(settings: Settings, question: str, version: str, lang: str) -> str:
+    table = load_topics(settings.knowledge_base)
+    return abstention(focus_of(question, table, moe=None), table, version, lang)
 
 
 RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transformer_config.py
@@ -617,6 +659,9 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         return answer
     if slots.intent == "out_of_scope":
         answer.answer_markdown = _decline(slots, answer_lang)
+        if focus_of(text, load_topics(settings.knowledge_base), moe=None).topics:
+            # A Megatron-Bridge topic we do not cover: say so, and where its answer lives.
+            answer.answer_markdown = _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     diagnosis = diagnose(slots, ctx.catalog, _arch_of) if slots.intent == "troubleshoot" else None
@@ -624,7 +669,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         return _troubleshoot_answer(answer, diagnosis, text, ctx, answer_lang, settings)
     if slots.intent in ("explain", "troubleshoot"):
         query = slots.error_text or text
-        hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
+        # The quoted passages are the answer here: each must be about what was asked.
+        hits = _answer_passages(settings, text, query, answer_lang, ctx.catalog.version)
         intro = (
             ("This matches:", "这对应：")
             if slots.intent == "troubleshoot"
@@ -638,14 +684,12 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = [f.to_json() for f in stated]
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
+        if hits:
+            passages = _passages_answer(hits, answer_lang, *intro)
+        else:
+            passages = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.answer_markdown = "\n\n".join(
-            s
-            for s in [
-                context,
-                _passages_answer(hits, answer_lang, *intro),
-                "\n".join(sources_lines(answer.citations, answer_lang)),
-            ]
-            if s
+            s for s in [context, passages, "\n".join(sources_lines(answer.citations, answer_lang))] if s
         )
         return answer
     if slots.intent == "compare_versions":
@@ -684,8 +728,13 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         # can answer in general: quote it, then ask what a tailored answer needs. "What is the fastest
         # layout for ...?" asks for a plan, which only the missing answer makes possible.
         general = is_question(text) and not slots.wants_fastest
-        hits = _retrieve(settings, text, answer_lang, ctx.catalog.version) if general else []
+        hits = _answer_passages(settings, text, text, answer_lang, ctx.catalog.version) if general else []
         answer.citations = citations_from(hits)
+        topical = general and bool(focus_of(text, load_topics(settings.knowledge_base), moe=None).topics)
+        if topical and not hits:
+            # Nothing here answers that topic: say where it is answered, not which recipe we would need.
+            answer.answer_markdown = _abstain_line(settings, text, ctx.catalog.version, answer_lang)
+            return answer
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
