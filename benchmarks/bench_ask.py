@@ -1,11 +1,13 @@
 """Benchmark: `ask` in deterministic mode, from a cold process and warm.
 
-Targets (issue 5, 2 cores): first answer after start <= 8 s; warm p50 <= 150 ms, p95 <= 400 ms.
+Targets (issue 22, 2 cores): warm p50 <= 30 ms, p95 <= 150 ms; the cold first answer is measured as whole
+processes, against `plan`, by bench_cold.py (the in-process figure below is for reference).
 Uses the index in AUTORECIPE_DATA_DIR (run `autorecipe ingest` first for citations). Prints; asserts nothing.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -31,7 +33,7 @@ def main() -> None:
     ask(QUESTIONS[0])
     print(
         f"first answer after start (imports, catalog, model, index): {time.perf_counter() - STARTED:.2f} s "
-        "(target <= 8 s)"
+        "(whole processes: bench_cold.py)"
     )
     latencies = []
     for _ in range(3):
@@ -43,8 +45,9 @@ def main() -> None:
     p95 = latencies[int(0.95 * (len(latencies) - 1))]
     print(
         f"warm ask over {len(latencies)} questions: "
-        f"p50 {statistics.median(latencies):.0f} ms (target <= 150), "
-        f"p95 {p95:.0f} ms (target <= 400), max {latencies[-1]:.0f} ms"
+        f"p50 {statistics.median(latencies):.0f} ms (target <= 30), "
+        f"p95 {p95:.0f} ms (target <= 150), max {latencies[-1]:.0f} ms; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
 
 
