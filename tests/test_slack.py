@@ -23,7 +23,7 @@ from assistant.errors import UserError
 from assistant.records import Answer, Slots
 from assistant.service import ask
 from assistant.settings import Settings
-from ui import slack_app
+from ui import slack_app, slack_http
 from ui.slack_app import SeenEvents, ThreadMemory, answer_blocks, build_app, split_sections, to_mrkdwn
 
 SECRET = "secret"
@@ -499,6 +499,8 @@ def test_run_picks_socket_mode_with_an_app_token_else_http_on_the_configured_por
     monkeypatch.setattr(
         socket_adapter, "SocketModeHandler", lambda app, token: _Started(log, "socket", token)
     )
+    monkeypatch.setattr(slack_http, "serve", lambda app, host, port: log.append(("serve", host, port)))
+    monkeypatch.delenv("AUTORECIPE_SLACK_HOST", raising=False)
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
     monkeypatch.setenv("AUTORECIPE_SLACK_PORT", "3456")
     if socket_mode:
@@ -515,7 +517,8 @@ def test_run_picks_socket_mode_with_an_app_token_else_http_on_the_configured_por
         assert log == [("created", "app"), ("created", "socket", "xapp-1"), ("start", {})]
     else:
         assert built["signing_secret"] == "s3"
-        assert log == [("created", "app"), ("start", {"port": 3456})]
+        # HTTP mode is served by uvicorn (ui/slack_http.py) on loopback, not Bolt's development server.
+        assert log == [("created", "app"), ("serve", "127.0.0.1", 3456)]
 
 
 def test_run_turns_a_rejected_token_or_unreachable_slack_into_a_user_error(monkeypatch, settings):

@@ -208,7 +208,8 @@ def estimate_on_own_gpus(record: RecipeRecord) -> RecipeEstimate:
     return RecipeEstimate(
         memory_gb=memory["peak_bytes"] / GB,
         usable_gb=memory["usable_bytes"] / GB,
-        tokens_per_sec_per_gpu=speed["tokens_per_sec_per_gpu"],
+        tokens_per_sec_per_gpu=speed["tokens_per_sec_per_gpu"] if speed else None,
+        reason=None if speed else data.get("throughput_error"),
     )
 
 
