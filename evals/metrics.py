@@ -28,9 +28,10 @@ class Thresholds:
     max_invented_identifiers: int = 0
     retrieval_recall_at_5: float = 0.9
     command_validity: float = 1.0
-    # Share of the real-question dev rows (golden/real.jsonl, split "dev") that pass. Set at the score main
-    # reached when the set was added (11/70 = 0.1571 at 599d9f3); raise it as answers improve, never lower it.
-    real_dev_pass_rate: float = 0.15
+    # Share of the real-question dev rows (golden/real.jsonl, split "dev") that pass: the score reached after
+    # issue 16's first pass (38/70 = 0.5429; 11/70 = 0.1571 before it). Raise it as answers improve, never
+    # lower it.
+    real_dev_pass_rate: float = 0.54
 
 
 THRESHOLDS = Thresholds()
