@@ -96,7 +96,8 @@ async def _exercise(client: Client, env: dict[str, str]) -> None:
     cli = _cli_json(["check", "--recipe", tp3["recipe"], "--gpus", "8", *tp3["overrides"], "--json"], env)
     assert result.structured_content == cli
     bad = await _call(client, "check", {"recipe": "llama3_8b_pretrain_config", "gpus": -4})
-    assert bad.is_error and bad.content[0].text == "--gpus must be a positive number of GPUs, got -4"
+    expected = "the GPU count must be a positive number no larger than 1,048,576 (2^20), got -4"
+    assert bad.is_error and bad.content[0].text == expected  # the CLI's own message (assistant/bounds.py)
     bad = await _call(client, "check", {"recipe": "llama3_8b_pretrain_config", "gpus": "many"})
     assert bad.is_error and "gpus" in bad.content[0].text and "Traceback" not in bad.content[0].text
 

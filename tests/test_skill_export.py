@@ -26,7 +26,8 @@ from ui.skill_export import (
     write_skill,
 )
 
-RECIPE = re.compile(r"\b[a-z0-9][a-z0-9_]*_config\b")
+# Private names (_nemotron_3_ultra_...) are records too; a placeholder's tail (<model>_sft_config) is not.
+RECIPE = re.compile(r"(?<![A-Za-z0-9_>*}])_?[a-z0-9][a-z0-9_]*_config\b")
 FENCE = re.compile(r"```bash\n(.*?)```", re.S)
 SECTIONS_EN = (
     "How to use this skill", "First-answer checklist", "Entry points", "Recipe index", "Decision tree",
