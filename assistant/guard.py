@@ -12,6 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from assistant.understand import cn_to_int
+
 # ---------------------------------------------------------------- number words -> digits
 
 _EN_UNITS = {
@@ -30,22 +32,9 @@ _EN_COUNTED = re.compile(
     re.IGNORECASE,
 )
 
-_ZH_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-_ZH_SCALES = {"十": 10, "百": 100, "千": 1_000, "万": 10_000, "亿": 100_000_000}
-_ZH_NUMBER = re.compile(f"[{''.join(_ZH_DIGITS)}{''.join(_ZH_SCALES)}]+")
+_ZH_DIGITS = "零〇一二两三四五六七八九"
+_ZH_SCALES = "十百千万"
+_ZH_NUMBER = re.compile(f"[{_ZH_DIGITS}{_ZH_SCALES}]+")
 # A lone numeral is a count only before a measure word; "一" also starts many plain words (一些, 一下).
 _ZH_MEASURE = re.compile(r"\s*(?:张|块|卡|台|节点|层|路|倍|个|组|份|位|级)")
 _ZH_ONE_MEASURE = re.compile(r"\s*(?:张|块|卡|台|节点|层|路)")
@@ -66,20 +55,6 @@ def _en_value(words: str) -> int:
     return total + current
 
 
-def _zh_value(numerals: str) -> int:
-    total = section = digit = 0
-    for char in numerals:
-        if char in _ZH_DIGITS:
-            digit = _ZH_DIGITS[char]
-        elif char in ("万", "亿"):
-            total += (section + digit) * _ZH_SCALES[char]
-            section = digit = 0
-        else:
-            section += max(digit, 1) * _ZH_SCALES[char]
-            digit = 0
-    return total + section + digit
-
-
 def _en_to_digits(match: re.Match[str]) -> str:
     words, after = match.group(0), match.string[match.end() :]
     if words.lower() == "one" and not _EN_COUNTED.match(after):
@@ -95,7 +70,7 @@ def _zh_to_digits(match: re.Match[str]) -> str:
         measure = _ZH_ONE_MEASURE if numerals == "一" else _ZH_MEASURE
         if not measure.match(after):
             return numerals
-    return str(_zh_value(numerals))
+    return str(cn_to_int(numerals))
 
 
 def normalise(text: str) -> str:
