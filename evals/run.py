@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -71,34 +71,31 @@ class EvalRun:
 # ---------------------------------------------------------------- loading
 
 
-def load_golden(path: Path) -> list[GoldenRow]:
-    """Read a golden JSONL file; a malformed line is reported with its number, and ids must be unique."""
-    rows: list[GoldenRow] = []
+RowT = TypeVar("RowT", GoldenRow, RealRow)
+
+
+def _load_rows(path: Path, model: type[RowT], what: str) -> list[RowT]:
+    """Read a JSONL set of `model` rows: a malformed line is reported with its number; ids are unique."""
+    rows: list[RowT] = []
     for number, line in _jsonl_lines(path):
         try:
-            rows.append(GoldenRow.model_validate_json(line))
+            rows.append(model.model_validate_json(line))
         except ValidationError as error:
-            raise UserError(f"{path}:{number}: not a valid golden row: {error}") from None
+            raise UserError(f"{path}:{number}: not a valid {what}: {error}") from None
     ids = [r.id for r in rows]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise UserError(f"{path}: duplicate ids {duplicates}")
     return rows
+
+
+def load_golden(path: Path) -> list[GoldenRow]:
+    return _load_rows(path, GoldenRow, "golden row")
 
 
 def load_real(path: Path) -> list[RealRow]:
-    """Read the real-question set; a malformed line is reported with its number, and ids must be unique."""
-    rows: list[RealRow] = []
-    for number, line in _jsonl_lines(path):
-        try:
-            rows.append(RealRow.model_validate_json(line))
-        except ValidationError as error:
-            raise UserError(f"{path}:{number}: not a valid real-question row: {error}") from None
-    ids = [r.id for r in rows]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise UserError(f"{path}: duplicate ids {duplicates}")
-    return rows
+    """The real-question set (golden/real.jsonl)."""
+    return _load_rows(path, RealRow, "real-question row")
 
 
 def load_retrieval(path: Path) -> list[RetrievalRow]:
