@@ -1,6 +1,8 @@
 """Benchmark: full ingest of the bundled knowledge base into a fresh index, then warm search latency.
 
-Targets (issue 2, 2 cores): ingest <= 60 s, warm search p50 <= 100 ms. Prints numbers; asserts nothing.
+Targets (issue 22, 2 cores): ingest from an empty data directory <= 30 s (this includes exporting the model
+to ONNX, which a later ingest reuses; the figure with the export already made is printed too), re-ingest
+with nothing changed <= 1 s; warm search p50 <= 100 ms. Prints numbers and the load; asserts nothing.
 """
 
 from __future__ import annotations
@@ -31,15 +33,23 @@ QUERIES = [
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as again_tmp:
         settings = Settings(data_dir=Path(tmp))
-        started = time.perf_counter()
+        load = os.getloadavg()[0]
+        started, cpu = time.perf_counter(), time.process_time()
         report, _ = ingest(settings, [])
-        ingest_s = time.perf_counter() - started
+        ingest_s, ingest_cpu = time.perf_counter() - started, time.process_time() - cpu
         again, _ = ingest(settings, [])
+        export_dir = settings.resolved_embedding_export_dir()
+        reused = Settings(data_dir=Path(again_tmp), embedding_export_dir=export_dir)
+        started = time.perf_counter()
+        ingest(reused, [])
+        with_export_s = time.perf_counter() - started
         print(
-            f"ingest: {report.total} chunks in {ingest_s:.1f} s (target <= 60 s); "
-            f"re-ingest {again.seconds:.1f} s with {again.changed} changed"
+            f"ingest from empty: {report.total} chunks in {ingest_s:.1f} s, {ingest_cpu:.0f} CPU s "
+            f"(target <= 30 s); with the export already made {with_export_s:.1f} s; "
+            f"re-ingest {again.seconds:.2f} s with {again.changed} changed (target <= 1 s); "
+            f"load average {load:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
         )
         started = time.perf_counter()
         retriever = HybridRetriever(settings)
