@@ -365,10 +365,15 @@ PLAN_KEYS = {
 }
 
 
+def pasteable(overrides: dict) -> str:
+    """Overrides as inline-code `key=value` items, ready to paste onto a launch command."""
+    return " ".join(f"`{k}={render_value(v)}`" for k, v in overrides.items())
+
+
 def changed_overrides(overrides: dict, plan) -> str:
     """The searched layout's overrides that differ from the plan, ready to paste."""
     kept = {k: v for k, v in overrides.items() if k not in PLAN_KEYS or getattr(plan, PLAN_KEYS[k]) != v}
-    return " ".join(f"`{k}={render_value(v)}`" for k, v in kept.items())
+    return pasteable(kept)
 
 
 def _speed_line(rec: Recommendation, lang: str) -> str:
@@ -427,7 +432,7 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
         best = nearest.min_gpus_layout
         peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
         layout = _layout_in_words(best, lang)
-        keys = " ".join(f"`{k}={render_value(v)}`" for k, v in best.overrides.items())
+        keys = pasteable(best.overrides)
         lines.append(
             f"The fewest GPUs that fit: **{nearest.min_gpus}** with {layout} "
             f"({peak} per GPU, {speed} tokens/s per GPU). {keys}"
@@ -438,7 +443,7 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
     if nearest.room_gpus and nearest.room_layout is not None:
         room = nearest.room_layout
         peak, layout = _peak_with_room(room.memory, lang), _layout_in_words(room, lang)
-        keys = " ".join(f"`{k}={render_value(v)}`" for k, v in room.overrides.items())
+        keys = pasteable(room.overrides)
         lines.append(
             f"With room beyond the estimate's error: **{nearest.room_gpus}** GPUs with {layout} "
             f"({peak} per GPU). {keys}"

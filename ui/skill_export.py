@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.compose import checklist
+from assistant.compose import checklist, pasteable
 from assistant.errors import UserError
 from assistant.models import load_model_arch, recipe_arch
 from assistant.recommend import SMOKE_TEST_STEM, exact_recipe
@@ -625,7 +625,7 @@ class Exporter:
         rows = [
             f"| `{c.recipe}` | {c.num_gpus} × {c.gpu_type} | "
             f"{', '.join(f'`{rule}`' for rule in c.failing)} | "
-            + (" ".join(f"`{k}={render_value(v)}`" for k, v in c.fix.items()) if c.fix else "-")
+            + (pasteable(c.fix) if c.fix else "-")
             + " |"
             for c in broken
         ]
