@@ -8,7 +8,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: chat test eval install install-dev browser bench skills
+.PHONY: chat test wheel-check eval install install-dev browser bench skills
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -35,6 +35,10 @@ chat: install
 test: install-dev browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+# Build the wheel, install it non-editable into a venv that borrows $(VENV)'s dependencies, ask from /tmp.
+wheel-check: install
+	VENV=$(VENV) bash .ci/wheel-check
 
 # Golden Q&A evaluation with its gate (exits non-zero below the thresholds in evals/metrics.py).
 eval: install-dev
