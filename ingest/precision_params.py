@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from assistant.settings import get_settings
+from ingest.atomic import write_atomic
 
 BRIDGE_GIT = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
 TAGS = {"0.3.1": "v0.3.1", "0.5.1": "v0.5.1", "0.6.0": "v0.6.0", "main": "main"}
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bridge", default=BRIDGE_GIT)
     args = parser.parse_args(argv)
     out = Path(get_settings().knowledge_base) / "calibration" / "precision_params.json"
-    out.write_text(json.dumps(extract(args.bridge), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(out, json.dumps(extract(args.bridge), indent=1, sort_keys=True) + "\n")
     print(f"wrote {out}")
 
 

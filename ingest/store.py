@@ -32,6 +32,7 @@ from assistant.vectorstore import (
     pointer_collection,
     write_rows,
 )
+from ingest.atomic import write_atomic
 from ingest.docs import Chunk
 
 BATCH = 256
@@ -61,12 +62,6 @@ def _existing_ids(settings: Settings) -> tuple[set[str], dict]:
         return set(client.get_collection(name).get(include=[])["ids"]), manifest
     except Exception:  # noqa: BLE001
         return set(), {}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _add_chunks(collection, chunks: Sequence[Chunk], encoder: Encoder) -> None:
@@ -137,10 +132,10 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
         if to_remove:
             collection.delete(ids=to_remove)
         write_rows(staging, collection_rows(collection))
-        _write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
+        write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
         del collection, client
         os.replace(staging, root / generation)
-        _write_atomic(root / "CURRENT", generation)
+        write_atomic(root / "CURRENT", generation)
         _prune_persistent(root, keep={generation, previous})
     else:
         client = http_client(settings)

@@ -21,13 +21,14 @@ import ast
 import contextlib
 import itertools
 import json
-import os
 import re
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ingest.atomic import write_atomic
 
 TEST_ROOTS = ("tests/unit_tests/recipes/", "tests/unit_tests/perf_recipes/")
 OUT = Path(__file__).resolve().parents[2] / "knowledge_base" / "recipe_oracle.json"
@@ -727,9 +728,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     table = build(bridge_git_dir(args.git), {b.version: b.ref for b in BUNDLED})
-    temp = args.out.with_suffix(".tmp")
-    temp.write_text(dumps(table), encoding="utf-8")
-    os.replace(temp, args.out)
+    write_atomic(args.out, dumps(table))
     for version, data in table["versions"].items():
         print(
             f"{version}: {len(data['assertions'])} assertions from {data['test_files']} test files; "
