@@ -27,6 +27,8 @@ from assistant.retrieval import Filters, HybridRetriever
 from assistant.settings import Settings
 from assistant.vectorstore import open_current
 
+pytestmark = pytest.mark.slow  # the embedding model, ONNX and sentence-transformers
+
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "evals" / "golden"
 

@@ -16,6 +16,8 @@ from assistant.vectorstore import current_generation, index_root
 from ingest import store as ingest_store
 from ingest.build import ingest
 
+pytestmark = pytest.mark.slow  # the embedding model and Chroma on disk
+
 PAGE = """---
 topic: {topic}
 doc_type: guide
