@@ -38,8 +38,8 @@ test: install-dev browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
-# The pure units: no embedding model, Chroma, torch, Gradio, browser, server or upstream mirror (tests/conftest.py,
-# --fast). Under a minute on a quiet machine; pytest's last line is the time.
+# The pure units: no embedding model, Chroma, torch, Gradio, browser, server, mirror, service or CLI run
+# (pytest --fast, tests/conftest.py); pytest prints the time.
 test-fast: install-dev
 	$(PY) -m pytest -q --fast --durations=5
 

@@ -39,21 +39,21 @@ MCORE_GIT = Path(os.environ.get("AUTORECIPE_MCORE_GIT") or "/nonexistent-AUTOREC
 _deselected_for_mirror: dict[str, int] = {}  # unset setting -> how many tests it kept out
 
 
-FAST_SELECTION = "not slow and not mirror"
-WHOLE_MODULE_SLOW = re.compile(r"^pytestmark = \[?pytest\.mark\.slow\b", re.MULTILINE)
+FAST_SELECTION = "not slow and not integration and not mirror"
+WHOLE_MODULE_SLOW = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.(slow|integration)\b", re.MULTILINE)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--fast",
         action="store_true",
-        help=f"the pure units (make test-fast): -m '{FAST_SELECTION}', and modules marked slow as a whole "
-        "are not even imported (Gradio, Chroma and torch take seconds to import)",
+        help=f"the pure units (make test-fast): -m '{FAST_SELECTION}', and modules marked slow or "
+        "integration as a whole are not even imported (Gradio, Chroma and torch take seconds to import)",
     )
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Under --fast a module whose first-level `pytestmark` is `slow` is left unimported (read as text)."""
+    """Under --fast a module whose `pytestmark` starts with slow or integration is not imported."""
     is_test_module = collection_path.suffix == ".py" and collection_path.name.startswith("test_")
     if config.getoption("fast") and is_test_module:
         return bool(WHOLE_MODULE_SLOW.search(collection_path.read_text(encoding="utf-8"))) or None

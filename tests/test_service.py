@@ -19,6 +19,8 @@ from assistant.settings import Settings
 from ingest.build import ingest
 from tests.conftest import empty_knowledge_base
 
+pytestmark = pytest.mark.integration  # the whole answer service, question to Answer
+
 VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
 SFT_DATASET = {"0.3.1": None, "0.5.1": "llm-finetune", "0.6.0": "squad", "main": "squad"}
 MOCK_DATASET = {"0.3.1": None, "0.5.1": "llm-pretrain-mock", "0.6.0": "mock", "main": "mock"}

@@ -25,6 +25,8 @@ from ui.skill_export import (
     write_skill,
 )
 
+pytestmark = pytest.mark.integration  # skills rendered from whole catalogs, and the CLI
+
 # Private names (_nemotron_3_ultra_...) are records too; a placeholder's tail (<model>_sft_config) is not.
 RECIPE = re.compile(r"(?<![A-Za-z0-9_>*}])_?[a-z0-9][a-z0-9_]*_config\b")
 FENCE = re.compile(r"```bash\n(.*?)```", re.S)
