@@ -155,12 +155,12 @@ def estimate_run(
     run: dict[str, Any], *, search: bool = False, top_k: int = 5, tokens: float | None = None
 ) -> dict[str, Any]:
     """The estimate JSON of one run (from a recipe record or a spec)."""
-    from assistant import hardware_data
+    from assistant.kb import knowledge_base
 
     cluster: Cluster = run["cluster"]
     if cluster.num_gpus < 1:
         raise UserError("--gpus must be at least 1")
-    hw = hardware_data.gpu_spec(cluster.gpu_type)
+    hw = knowledge_base().gpu_spec(cluster.gpu_type)
     cluster = cluster.model_copy(update={"gpu_type": hw.key})
     result: dict[str, Any] = {
         "model": run["arch"].hf_model_id,
@@ -187,7 +187,7 @@ def estimate_run(
             result["time_to_train_s"] = seconds
     if search:
         result.update(_search(run, cluster, hw, top_k))
-    track = hardware_data.track_record(run["arch"].hf_model_id, run["precision"])
+    track = knowledge_base().track_record(run["arch"].hf_model_id, run["precision"])
     if track is not None:
         result["track_record"] = track.to_json()  # how the estimate did on this model's published runs
     return result
@@ -195,9 +195,9 @@ def estimate_run(
 
 def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dict[str, Any]:
     """Memory, throughput and rule findings of the run's own layout."""
-    from assistant import hardware_data
     from assistant.estimate.memory import estimate_memory
     from assistant.estimate.throughput import estimate_throughput
+    from assistant.kb import knowledge_base
 
     arch: ModelArch = run["arch"]
     features = run["features"]
@@ -223,7 +223,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
             update={"mtp_layers": run["mtp_layers"], "lora_targets": run.get("lora_targets")}
         ),
     )
-    memory = estimate_memory(arch, plan, hw, settings, overheads=hardware_data.memory_overheads())
+    memory = estimate_memory(arch, plan, hw, settings, overheads=knowledge_base().memory_overheads)
     out = {
         "plan": plan.to_json(),
         "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
@@ -237,7 +237,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
     # The speed estimate reads the features as extracted (without the memory-only MTP/LoRA fields set
     # above) and selective recompute's default modules.
     speed_settings = settings.but(features=features, recompute_modules=None)
-    speed = estimate_throughput(arch, plan, hw, speed_settings, calibration=hardware_data.calibration())
+    speed = estimate_throughput(arch, plan, hw, speed_settings, calibration=knowledge_base().calibration)
     out["throughput"] = speed.model_dump(mode="json", exclude={"assumptions"})
     out["assumptions"] = memory.assumptions + speed.assumptions + run["notes"]
     return out
@@ -245,17 +245,19 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
 
 def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
     """The rule module's errors and warnings about this layout (data and checkpoint rules left out)."""
-    from assistant.estimate.search import layout_config, layout_findings
+    from assistant.kb import knowledge_base
+    from assistant.planning.search import layout_config, layout_findings
 
     config = run.get("config") or layout_config(
         plan, run["seq_length"], mode=run["mode"], precision=run["precision"], recipe="spec"
     )
-    return [f for f in layout_findings(config, run["arch"], cluster) if f.severity != "info"]
+    found = layout_findings(config, run["arch"], cluster, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
+    return [f for f in found if f.severity != "info"]
 
 
 def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, Any]:
     """Best layouts here; when none fits, how far off the leanest one is and the fewest GPUs that fit."""
-    from assistant.estimate.search import nearest_fit, search_layouts
+    from assistant.planning.search import nearest_fit, search_layouts
 
     common = {
         "seq_length": run["seq_length"],
@@ -322,12 +324,13 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
 
 def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
-    from assistant import hardware_data
     from assistant.catalog import resolution_note
+    from assistant.kb import knowledge_base
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
+    kb = knowledge_base()
     config = build_config(record, list(args.overrides), version=args.version or record.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
@@ -377,7 +380,7 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
         "fp8_param": _flag(
             values,
             ("mixed_precision.fp8_param_gather", "model.fp8_param"),
-            hardware_data.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
+            kb.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
         ),
         "fsdp": config.fsdp,
         "offload_layers": (config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
