@@ -144,7 +144,7 @@ def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) ->
 
 
 def _closest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
-    try:
+    try:  # rapidfuzz is optional: difflib below when it is not installed
         from rapidfuzz import process
         from rapidfuzz.distance import Levenshtein
 

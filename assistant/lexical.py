@@ -185,7 +185,7 @@ def _terms(data: dict) -> tuple[GlossaryTerm, ...]:
 
 @lru_cache(maxsize=1)
 def _jieba():
-    import jieba
+    import jieba  # loaded on the first Chinese text only: its dictionary takes about a second
 
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()

@@ -155,6 +155,7 @@ def estimate_run(
     run: dict[str, Any], *, search: bool = False, top_k: int = 5, tokens: float | None = None
 ) -> dict[str, Any]:
     """The estimate JSON of one run (from a recipe record or a spec)."""
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.kb import knowledge_base
 
     cluster: Cluster = run["cluster"]
@@ -195,6 +196,7 @@ def estimate_run(
 
 def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dict[str, Any]:
     """Memory, throughput and rule findings of the run's own layout."""
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.estimate.memory import estimate_memory
     from assistant.estimate.throughput import estimate_throughput
     from assistant.kb import knowledge_base
@@ -245,6 +247,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
 
 def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
     """The rule module's errors and warnings about this layout (data and checkpoint rules left out)."""
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.kb import knowledge_base
     from assistant.planning.search import layout_config, layout_findings
 
@@ -257,6 +260,7 @@ def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
 
 def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, Any]:
     """Best layouts here; when none fits, how far off the leanest one is and the fewest GPUs that fit."""
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.planning.search import nearest_fit, search_layouts
 
     common = {
@@ -316,6 +320,7 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
 
 
 def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import on_gpu, resolve_recipe
 
     record = record or resolve_recipe(args.recipe, version=args.version, kind=args.kind)
@@ -324,6 +329,7 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
 
 def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import resolution_note
     from assistant.kb import knowledge_base
     from assistant.models import load_model_arch, recipe_arch
@@ -393,6 +399,7 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
 
 
 def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.models import TRANSFORMER_ARCH_FIELDS, arch_from_transformer_config
 
     try:
