@@ -36,6 +36,7 @@ chat: install
 
 test: install-dev browser
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 # The pure units: no embedding model, Chroma, torch, Gradio, browser, server, mirror, service or CLI run

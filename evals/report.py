@@ -11,7 +11,7 @@ from ingest.atomic import write_atomic
 
 if TYPE_CHECKING:
     from evals.real import RealScore
-    from evals.run import EvalRun
+    from evals.run_record import EvalRun
 
 
 def write_report(run: EvalRun, report_dir: Path) -> None:
