@@ -145,6 +145,8 @@ HEAVY = {
     "chromadb",
     "langchain_chroma",
     "langchain_huggingface",
+    "langchain_core",
+    "hydra",
 }
 
 
