@@ -18,12 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from assistant.embedding import Encoder, ingest_encoder, usable_export
 from assistant.lexical import TOKENIZER_VERSION, tokenize
 from assistant.settings import Settings
 from assistant.vectorstore import (
     COSINE,
     ROWS_FILE,
+    IndexRows,
     collection_rows,
     current_generation,
     http_client,
@@ -74,8 +77,9 @@ def _metadatas(chunks: Sequence[Chunk]) -> list[dict]:
     return [{**c.metadata(), "bm25": " ".join(tokenize(c.text))} for c in chunks]
 
 
-def _add_chunks(collection, chunks: Sequence[Chunk], metadatas: list[dict], encoder: Encoder) -> None:
-    vectors = encoder.embed([c.text for c in chunks]) if chunks else None
+def _add_chunks(collection, chunks: Sequence[Chunk], metadatas: list[dict], encoder: Encoder) -> IndexRows:
+    """Embed and add `chunks`; returns them as rows, in the order Chroma lists them."""
+    vectors = encoder.embed([c.text for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
     for start in range(0, len(chunks), BATCH):
         batch = chunks[start : start + BATCH]
         collection.add(
@@ -84,6 +88,7 @@ def _add_chunks(collection, chunks: Sequence[Chunk], metadatas: list[dict], enco
             metadatas=metadatas[start : start + BATCH],
             documents=[c.text for c in batch],
         )
+    return IndexRows([c.chunk_id for c in chunks], metadatas, [c.text for c in chunks], vectors)
 
 
 def _up_to_date(settings: Settings, previous: str | None) -> bool:
@@ -151,10 +156,11 @@ def write_index(
             settings.collection, configuration=COSINE, embedding_function=None
         )
         encoder, manifest = open_encoder()
-        _add_chunks(collection, to_add, metadatas, encoder)
+        added = _add_chunks(collection, to_add, metadatas, encoder)
         if to_remove:
             collection.delete(ids=to_remove)
-        write_rows(staging, collection_rows(collection))
+        # A generation built from empty holds exactly the rows just added: no need to read them back.
+        write_rows(staging, collection_rows(collection) if previous and same_model else added)
         _write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
         del collection, client
         os.replace(staging, root / generation)
