@@ -7,6 +7,7 @@ gbs, seq_length/sl) are accepted and expanded to the dotted keys they set.
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from typing import Any
 
@@ -65,7 +66,9 @@ def _grammar_error(item: str, error: Exception) -> UserError:
     )
 
 
-def _parse_one(item: str):
+@lru_cache(maxsize=4096)
+def _parse_one(item: str) -> tuple[str, bool, Any]:
+    """(key, is a deletion, value) of one override; cached, since answers re-parse the same fix strings."""
     from hydra.errors import HydraException
 
     try:
@@ -85,13 +88,13 @@ def _parse_one(item: str):
             f"override {item!r} is a sweep (one run per value); give one value, "
             f"or a list in brackets: {key}=[1,2]"
         )
-    return override
+    return key, override.is_delete(), override.value()
 
 
 def parse_value(text: str) -> Any:
     """Read one override value exactly as Hydra reads a command-line value (null, true, 1e-4, [lists],
     {dicts}, 'quoted'; `none` stays the string "none", as upstream)."""
-    return _parse_one(f"value={text}").value()
+    return copy.deepcopy(_parse_one(f"value={text}")[2])
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
@@ -104,13 +107,12 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     """
     parsed: dict[str, Any] = {}
     for item in items:
-        override = _parse_one(item)
-        key = override.key_or_group
+        key, delete, value = _parse_one(item)
         for target in SHORTCUTS.get(key, (key,)):
-            if override.is_delete():
+            if delete:
                 parsed.pop(target, None)
             else:
-                parsed[target] = override.value()
+                parsed[target] = copy.deepcopy(value)  # the cached value is shared: callers get their own
     return parsed
 
 
