@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from assistant import catalog as catalogs
 from assistant import quick_pick, support
+from assistant.answer import Answer, AnswerEstimate, PeftAlternative
 from assistant.bounds import check_question, check_setups
 from assistant.compose import (
     checklist,
@@ -40,7 +41,7 @@ from assistant.recommend import (
     select_recipe,
     typed_overrides,
 )
-from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
+from assistant.records import Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
 from assistant.rules.config import build_config
 from assistant.rules.fit import estimate_fit
@@ -369,7 +370,7 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     if rec.recipe is None:
         return ""
     answer.recipe, answer.dataset, answer.commands = rec.recipe, rec.dataset, rec.commands
-    answer.plan = rec.plan.to_json() if rec.plan else None
+    answer.plan = rec.plan
     command = rec.commands.torchrun or rec.commands.multinode
     preset = (
         f"`--dataset {rec.dataset}`" if rec.dataset else say(lang, "no --dataset flag", "无 --dataset 参数")
@@ -682,7 +683,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
         context = "\n\n".join(c for c in (_support(text, slots, ctx, answer_lang), context) if c)
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
-        answer.findings = [f.to_json() for f in stated]
+        answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
             passages = _passages_answer(hits, answer_lang, *intro)
@@ -699,7 +700,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         body, rec = _validate_answer(slots, ctx, answer_lang, text)
         if rec is not None:
             answer.recipe = rec.recipe
-            answer.findings = [f.to_json() for f in rec.findings]
+            answer.findings = list(rec.findings)
             # A slow pipeline is explained by the bubble and VP passages, whatever words the user chose.
             topics = (
                 ["pipeline bubble virtual pipeline"] if rec.speed and rec.plan and rec.plan.pp > 1 else []
@@ -773,7 +774,7 @@ def _troubleshoot_answer(
 ) -> Answer:
     """An error on a named config: the rule module's diagnosis first, then the guide passages it cites."""
     answer.recipe = diagnosis.record
-    answer.findings = [f.to_json() for f in diagnosis.findings]
+    answer.findings = list(diagnosis.findings)
     query = " ".join([answer.slots.error_text or text, *(f.id for f in diagnosis.causes)])
     hits = _retrieve(settings, query, lang, ctx.catalog.version)
     answer.citations = citations_from(hits)
@@ -869,30 +870,23 @@ def _answer_from(
         answer.checklist = checklist(ctx.catalog, lang)
     answer.recipe = rec.recipe
     answer.dataset = rec.dataset
-    answer.plan = rec.plan.to_json() if rec.plan else None
+    answer.plan = rec.plan
     answer.commands = rec.commands
-    answer.overrides = [o.to_json() for o in rec.overrides]
-    answer.findings = [f.to_json() for f in rec.findings]
-    answer.fit = rec.fit.to_json() if rec.fit else None
-    estimate = {
-        key: value.to_json()
-        for key, value in (
-            ("throughput", rec.speed),
-            ("nearest_fit", rec.nearest),
-            ("faster_layout", rec.faster),
-            ("searched_best", rec.searched_best),
-        )
-        if value is not None
+    answer.overrides = list(rec.overrides)
+    answer.findings = list(rec.findings)
+    answer.fit = rec.fit
+    parts = {
+        "throughput": rec.speed,
+        "nearest_fit": rec.nearest,
+        "faster_layout": rec.faster,
+        "searched_best": rec.searched_best,
     }
-    if rec.peft_alternative is not None:
-        lora = rec.peft_alternative
-        estimate["peft_alternative"] = {
-            "recipe": lora.recipe.name,
-            "plan": lora.plan.to_json(),
-            "fit": lora.fit.to_json() if lora.fit else None,
-            "commands": lora.commands.to_json(),
-        }
-    answer.estimate = estimate or None
+    if (lora := rec.peft_alternative) is not None:
+        parts["peft_alternative"] = PeftAlternative(
+            recipe=lora.recipe.name, plan=lora.plan, fit=lora.fit, commands=lora.commands
+        )
+    computed = {key: value for key, value in parts.items() if value is not None}
+    answer.estimate = AnswerEstimate(**computed) if computed else None
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
