@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from assistant.estimate.search import NearestFit, RankedLayout
 from assistant.estimate.throughput import ThroughputEstimate
+from assistant.planning.search import NearestFit, RankedLayout
 from assistant.records import (
     Citation,
     Commands,

@@ -16,21 +16,23 @@ import json
 import time
 from collections import defaultdict
 
-from assistant import hardware_data
-from assistant.estimate.calibrate import latest_per_config, plan_of_row, row_features, usable_rows
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.memory import estimate_memory
-from assistant.estimate.search import is_valid_layout, recompute_options, search_layouts
+from assistant.estimate.run import RunSettings
 from assistant.estimate.throughput import estimate_throughput
+from assistant.kb import knowledge_base
+from assistant.planning.search import is_valid_layout, recompute_options, search_layouts
 from assistant.records import Cluster
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import load_archs
+from ingest.calibration_fit import latest_per_config, plan_of_row, row_features, usable_rows
 
 CALIBRATION = KNOWLEDGE_BASE / "calibration"
 TOP_K = 5
 
 
 def hit_rate() -> None:
-    hw = hardware_data.hardware_table()
+    hw = knowledge_base().hardware
     archs = load_archs(CALIBRATION)
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
     configs = latest_per_config(usable_rows(rows, archs, hw))
@@ -60,7 +62,7 @@ def hit_rate() -> None:
         where = f"rank {rank}" if rank else "absent"
         if rank is None and not is_valid_layout(
             plan_of_row(row), archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
-            row["seq_length"], precision=row["precision"],
+            row["seq_length"], precision=row["precision"], gpu=hw[row["gpu"]],
         ):  # fmt: skip
             where = "invalid"
             rejected += 1
@@ -105,19 +107,12 @@ def published_estimate(row: dict, arch, hw) -> float | None:
     options = {"seq_length": row["seq_length"], "mode": row["mode"], "precision": row["precision"],
                "grad_reduce_in_fp32": False, "fsdp": bool(row["fsdp"])}  # fmt: skip
     for recompute, modules in recompute_options(arch):
-        memory = estimate_memory(arch, plan, hw, recompute=recompute, recompute_modules=modules,
-                                 overheads=hardware_data.memory_overheads(), **options)  # fmt: skip
+        run = RunSettings(recompute=recompute, recompute_modules=modules, **options)
+        memory = estimate_memory(arch, plan, hw, run, overheads=knowledge_base().memory_overheads)
         if memory.fits:
-            return estimate_throughput(
-                arch,
-                plan,
-                hw,
-                recompute=recompute,
-                recompute_modules=modules,
-                calibration=hardware_data.calibration(),
-                features=row_features(row),
-                **options,
-            ).tokens_per_sec_per_gpu
+            speed_run = run.but(features=row_features(row) or RunFeatures())
+            speed = estimate_throughput(arch, plan, hw, speed_run, calibration=knowledge_base().calibration)
+            return speed.tokens_per_sec_per_gpu
     return None
 
 

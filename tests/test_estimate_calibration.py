@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from assistant import hardware_data
-from assistant.estimate.calibrate import is_training_row, latest_per_config, release_tuple
+from assistant.kb import knowledge_base
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import parse_perf_markdown
+from ingest.calibration_fit import is_training_row, latest_per_config, release_tuple
 
 CALIBRATION = KNOWLEDGE_BASE / "calibration"
 
@@ -92,13 +92,13 @@ def test_latest_measurement_per_configuration_wins() -> None:
 def test_track_records_are_the_fitted_estimate_against_the_published_rows() -> None:
     """fit.json's per-model, per-precision record is what track_records gives on the committed rows with the
     committed fit (so it cannot go stale), and it covers every modelled model."""
-    from assistant.estimate.calibrate import track_records
     from ingest.calibration import load_archs
+    from ingest.calibration_fit import track_records
 
     fit = json.loads((CALIBRATION / "fit.json").read_text())
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
     archs = load_archs(CALIBRATION)
-    again = track_records(rows, archs, hardware_data.hardware_table(), hardware_data.calibration())
+    again = track_records(rows, archs, knowledge_base().hardware, knowledge_base().calibration)
     assert [t.to_json() for t in again] == fit["track_records"]
     assert {t.hf_model_id for t in again} == {a.hf_model_id for a in archs.values()}
     assert sum(t.runs for t in again) > 90
@@ -109,6 +109,6 @@ def test_fitted_parameters_come_from_the_training_releases() -> None:
     assert fit["produced_by"] == "python -m ingest.calibration"
     assert "26.04.01" in fit["throughput"]["source"]
     assert "A100/H100" in fit["memory"]["source"]
-    cal = hardware_data.calibration()
+    cal = knowledge_base().calibration
     assert cal.gemm_efficiency and all(0 < v <= 1 for v in cal.gemm_efficiency.values())
-    assert hardware_data.memory_overheads().source == fit["memory"]["source"]
+    assert knowledge_base().memory_overheads.source == fit["memory"]["source"]
