@@ -10,6 +10,8 @@ from assistant.messages import CATALOGS, Message, words
 
 # Placeholders a language may leave out: the English plural ending ("GPU{s}") has no Chinese counterpart.
 LANGUAGE_ONLY = {"en": {"s"}, "zh": set()}
+# Keys whose sentence in one language leaves a value out (the Chinese does not repeat the training mode).
+OMITTED = {("mode-dataset", "en"): {"mode"}}
 
 
 def placeholders(template: str) -> set[str]:
@@ -23,7 +25,10 @@ def test_every_key_is_in_every_language() -> None:
 
 @pytest.mark.parametrize("key", sorted(CATALOGS["en"]))
 def test_the_languages_fill_the_same_placeholders(key: str) -> None:
-    filled = {lang: placeholders(catalog[key]) - LANGUAGE_ONLY[lang] for lang, catalog in CATALOGS.items()}
+    filled = {
+        lang: placeholders(catalog[key]) - LANGUAGE_ONLY[lang] - OMITTED.get((key, lang), set())
+        for lang, catalog in CATALOGS.items()
+    }
     assert filled["en"] == filled["zh"]
 
 

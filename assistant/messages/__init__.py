@@ -27,10 +27,23 @@ class Message:
         return words(lang, self.key, **self.params)
 
 
-def msg(key: str, **params: Any) -> Message:
+@dataclass(frozen=True)
+class Localized:
+    """A value that is already words in each language (a note a record carries as `note` and `note_zh`)."""
+
+    en: str | None
+    zh: str | None
+
+    def render(self, lang: str) -> str | None:
+        return self.zh if lang == "zh" else self.en
+
+
+def msg(key: str, /, **params: Any) -> Message:
     return Message(key, params)
 
 
-def words(lang: str, key: str, **params: Any) -> str:
-    """The message `key` in `lang` ("zh", else English) with its placeholders filled."""
-    return CATALOGS["zh" if lang == "zh" else "en"][key].format(**params)
+def words(lang: str, key: str, /, **params: Any) -> str:
+    """The message `key` in `lang` ("zh", else English) with its placeholders filled; a placeholder's
+    value that is itself a Message or Localized is put in words in the same language."""
+    filled = {k: v.render(lang) if isinstance(v, Message | Localized) else v for k, v in params.items()}
+    return CATALOGS["zh" if lang == "zh" else "en"][key].format(**filled)
