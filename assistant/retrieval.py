@@ -199,9 +199,17 @@ def _cached(settings: Settings, generation: str | None) -> HybridRetriever:
 
 
 def make_retriever(settings: Settings | None = None) -> HybridRetriever:
-    """The one way to get a retriever; reopens only when ingest has switched generations."""
-    from assistant.vectorstore import current_generation
+    """The one way to get a retriever: it follows the current generation in both modes (one pointer read
+    per call; a server's pointer is one small HTTP request) and reopens only when ingest has switched.
+
+    A reader that read the pointer just before an ingest switched it may find its generation pruned
+    (ingest keeps the current and the previous one): it reads the pointer again, once, and opens the new
+    one. Anything else that makes the index unreadable raises IndexUnavailable.
+    """
+    from assistant.vectorstore import IndexUnavailable, current_generation
 
     settings = settings or get_settings()
-    generation = current_generation(settings) if settings.chroma_mode == "persistent" else None
-    return _cached(settings, generation)
+    try:
+        return _cached(settings, current_generation(settings))
+    except IndexUnavailable:
+        return _cached(settings, current_generation(settings))

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
 from assistant import quick_pick, support
-from assistant.bounds import check_question, check_setups
+from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups
 from assistant.compose import (
     checklist,
     checklist_lines,
@@ -50,6 +51,7 @@ from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
+from assistant.vectorstore import IndexUnavailable
 from assistant.version_facts import dataset_fact, launcher_facts
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,31 @@ def resolve_version(requested: str | None) -> str:
         raise UserError(f"unknown Megatron-Bridge version {requested!r}: {error}") from error
 
 
+RETRIEVAL_FAILED = (
+    "Note: the passage index could not be read, so this answer has no citations; "
+    "`autorecipe doctor` shows why and `autorecipe ingest` rebuilds it.",
+    "注意：段落索引无法读取，因此本回答没有引用；"
+    "`autorecipe doctor` 可查看原因，`autorecipe ingest` 可重建索引。",
+)
+# One-line notices of the turn being answered (per thread / task, so concurrent sessions never share them).
+_turn_notices: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("turn_notices", default=())
+
+
+def _notice(line: tuple[str, str]) -> None:
+    if line not in _turn_notices.get():
+        _turn_notices.set((*_turn_notices.get(), line))
+
+
+def _with_notices(answer: Answer, notices: tuple[tuple[str, str], ...]) -> Answer:
+    """The turn's notices head the text (in the answer's language) and are listed in the JSON."""
+    lines = [say(answer.language, en, zh) for en, zh in notices]
+    if lines:
+        answer.notices = lines
+        head = "\n".join(f"_{line}_" for line in lines)
+        answer.answer_markdown = f"{head}\n\n{answer.answer_markdown}"
+    return answer
+
+
 def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[Hit]:
     """Guide passages to cite; an absent index only costs the citations, never the answer."""
     from assistant.retrieval import make_retriever
@@ -103,8 +130,16 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
         retriever = make_retriever(settings)
         hits = retriever.search(query, k=CITATIONS, lang=lang, version=version, doc_type="guide").hits
         hits = hits or retriever.search(query, k=CITATIONS, version=version).hits
-    except UserError as error:
+    except IndexUnavailable as error:
+        log.warning("no citations: %s", error)
+        _notice(RETRIEVAL_FAILED)
+        return []
+    except UserError as error:  # no index yet: an expected state, not a fault
         log.info("no citations: %s", error)
+        return []
+    except Exception:  # noqa: BLE001 - a damaged index costs the citations, never the answer
+        log.exception("retrieval failed")
+        _notice(RETRIEVAL_FAILED)
         return []
     hits = relevant(settings, query, hits, version, strict=False)
     catalog = catalogs.load_catalog(version)
@@ -547,9 +582,35 @@ def ask(
     reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
     """
     base_version = resolve_version(version or (conversation.slots.version if conversation else None))
+    token = _turn_notices.set(())
+    if lang not in ANSWER_LANGUAGES:
+        _notice(_unsupported_language(lang))
+        lang = "auto"
     turn = _Turn(settings or get_settings(), lang, use_llm, pinned=version is not None)
     try:
+        answer = _answer_turn(question, base_version, turn, conversation)
+        return _with_notices(answer, _turn_notices.get())
+    finally:
+        _turn_notices.reset(token)
+
+
+ANSWER_LANGUAGES = ("auto", "en", "zh")
+
+
+def _unsupported_language(lang: object) -> tuple[str, str]:
+    shown = repr(lang)[:40]
+    return (
+        f"Note: answers are in English or Chinese; lang={shown} is not one of auto, en, zh, "
+        "so this answer is in the question's language.",
+        f"注意：回答只支持英文或中文；lang={shown} 不是 auto、en、zh 之一，因此按问题的语言回答。",
+    )
+
+
+def _answer_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
+    lang = turn.lang
+    try:
         check_question(question if isinstance(question, str) else "")
+        check_count_text(_clip(question))
         cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
         check_setups(len(cases))
         if cases:
@@ -619,6 +680,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     text = _clip(question).strip()
     ctx = version_context(version)
     slots = hear(text, ctx, conversation)
+    check_seq_len(slots.seq_length)
     if slots.version and not turn.pinned:
         ctx = version_context(resolve_version(slots.version))
     answer_lang = slots.language if turn.lang == "auto" else turn.lang

@@ -7,6 +7,7 @@ gbs, seq_length/sl) are accepted and expanded to the dotted keys they set.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -186,7 +187,12 @@ _AT_LEAST_ONE = frozenset(
 def _as_int(value: Any, key: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or int(value) != value
+    ):
         raise UserError(f"{key} must be an integer, got {value!r}")
     return int(value)
 
