@@ -17,6 +17,7 @@ MAX_BATCH_LINE_BYTES = 64 * 1024
 MAX_SEQ_LEN = 2**24  # 16M tokens: past any published context length
 MAX_TOP_K = 50  # layouts or passages listed at once
 MAX_TOKENS = 1e16  # a token budget: 10 quadrillion, a thousand times the largest published runs
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _GPU_NOUN = rf"(?:x\s*)?(?:gpus?|cards?|nodes?|{'|'.join(GPU_TYPES)}|张|卡|台|节点)"
 # A GPU count written as an expression or with a sign: read literally, "-8 H100" would be planned for 8
@@ -92,3 +93,19 @@ def check_tokens(tokens: float | None) -> None:
         raise UserError(
             f"--tokens must be a positive number of tokens no larger than {MAX_TOKENS:.0e}, got {tokens}"
         )
+
+
+def valid_text(text: str) -> tuple[str, int]:
+    """(text with every lone surrogate replaced by U+FFFD, how many were replaced). Invalid UTF-8 in argv
+    or a JSON "\\ud800" escape arrive as lone surrogates, which tokenizers and encoders reject."""
+    return _SURROGATE.subn("\ufffd", text)
+
+
+def batch_line(raw: bytes) -> str:
+    """One `--batch` line as text: at most 64 KB of UTF-8, else a UserError for that line only."""
+    if len(raw) > MAX_BATCH_LINE_BYTES:
+        raise UserError(f"the line is {len(raw):,} bytes; a batch line is at most {MAX_BATCH_LINE_BYTES:,}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(f"the line is not UTF-8 text ({error.reason} at byte {error.start})") from error

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from assistant.bounds import valid_text
 from assistant.catalog import available_versions
 from assistant.embedding import query_encoder
 from assistant.errors import UserError
@@ -75,7 +76,7 @@ def _marked_for(passage_versions: str, version: str, releases: int) -> bool:
 
 
 def _clean_query(query: str) -> str:
-    text = " ".join(query.split())
+    text = " ".join(valid_text(query)[0].split())
     if not text:
         raise UserError("the query is empty; ask about a model, a recipe, a config key or an error message")
     return text[:MAX_QUERY_CHARS]

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import logging
 import re
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
-from assistant import quick_pick, support
-from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups
+from assistant import quick_pick, support, turn_budget
+from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups, valid_text
 from assistant.compose import (
     checklist,
     checklist_lines,
@@ -103,16 +102,9 @@ RETRIEVAL_FAILED = (
     "注意：段落索引无法读取，因此本回答没有引用；"
     "`autorecipe doctor` 可查看原因，`autorecipe ingest` 可重建索引。",
 )
-# One-line notices of the turn being answered (per thread / task, so concurrent sessions never share them).
-_turn_notices: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("turn_notices", default=())
 
 
-def _notice(line: tuple[str, str]) -> None:
-    if line not in _turn_notices.get():
-        _turn_notices.set((*_turn_notices.get(), line))
-
-
-def _with_notices(answer: Answer, notices: tuple[tuple[str, str], ...]) -> Answer:
+def _with_notices(answer: Answer, notices: tuple[turn_budget.Notice, ...]) -> Answer:
     """The turn's notices head the text (in the answer's language) and are listed in the JSON."""
     lines = [say(answer.language, en, zh) for en, zh in notices]
     if lines:
@@ -126,20 +118,22 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
     """Guide passages to cite; an absent index only costs the citations, never the answer."""
     from assistant.retrieval import make_retriever
 
+    if turn_budget.spent():
+        return []
     try:
         retriever = make_retriever(settings)
         hits = retriever.search(query, k=CITATIONS, lang=lang, version=version, doc_type="guide").hits
         hits = hits or retriever.search(query, k=CITATIONS, version=version).hits
     except IndexUnavailable as error:
         log.warning("no citations: %s", error)
-        _notice(RETRIEVAL_FAILED)
+        turn_budget.notice(RETRIEVAL_FAILED)
         return []
     except UserError as error:  # no index yet: an expected state, not a fault
         log.info("no citations: %s", error)
         return []
-    except Exception:  # noqa: BLE001 - a damaged index costs the citations, never the answer
-        log.exception("retrieval failed")
-        _notice(RETRIEVAL_FAILED)
+    except Exception as error:  # noqa: BLE001 - a damaged index costs the citations, never the answer
+        log.warning("retrieval failed, no citations: %s: %s", type(error).__name__, error)
+        turn_budget.notice(RETRIEVAL_FAILED)
         return []
     hits = relevant(settings, query, hits, version, strict=False)
     catalog = catalogs.load_catalog(version)
@@ -208,6 +202,19 @@ def sanitize(text: str, catalog: Catalog) -> str:
 def catalog_names(version: str) -> frozenset[str]:
     recipes = catalogs.load_catalog(version).recipes
     return frozenset(name for r in recipes for name in (r.name, r.canonical))
+
+
+# A recipe-like name: "llama3_8b_sft_config" (a digit in it), not "model_config".
+RECIPE_LIKE = re.compile(r"\b[a-z][a-z0-9_]*\d[a-z0-9_]*_config\b")
+
+
+def check_named_recipes(text: str, version: str) -> None:
+    """A recipe name written in the question that no bundled version has is never matched to a neighbour
+    (and called an exact match): it is refused with the closest names of this version."""
+    known = frozenset().union(*(catalog_names(v) for v in catalogs.available_versions()))
+    for name in dict.fromkeys(RECIPE_LIKE.findall(text)):
+        if name not in known:
+            catalogs.resolve_recipe(name, version=version)  # raises, naming the closest recipes
 
 
 # ---------------------------------------------------------------- answers per intent
@@ -582,19 +589,37 @@ def ask(
     reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
     """
     base_version = resolve_version(version or (conversation.slots.version if conversation else None))
-    token = _turn_notices.set(())
+    settings = settings or get_settings()
+    with turn_budget.turn(settings.answer_budget_s):
+        return _budgeted_turn(
+            question, base_version, conversation, lang, settings, use_llm, version is not None
+        )
+
+
+def _budgeted_turn(
+    question: str,
+    base_version: str,
+    conversation: Conversation | None,
+    lang: str,
+    settings: Settings,
+    use_llm: bool | None,
+    pinned: bool,
+) -> Answer:
+    question, replaced = valid_text(question) if isinstance(question, str) else ("", 0)
+    if replaced:
+        turn_budget.notice(INVALID_TEXT)
     if lang not in ANSWER_LANGUAGES:
-        _notice(_unsupported_language(lang))
+        turn_budget.notice(_unsupported_language(lang))
         lang = "auto"
-    turn = _Turn(settings or get_settings(), lang, use_llm, pinned=version is not None)
-    try:
-        answer = _answer_turn(question, base_version, turn, conversation)
-        return _with_notices(answer, _turn_notices.get())
-    finally:
-        _turn_notices.reset(token)
+    turn = _Turn(settings, lang, use_llm, pinned=pinned)
+    return _with_notices(_answer_turn(question, base_version, turn, conversation), turn_budget.notices())
 
 
 ANSWER_LANGUAGES = ("auto", "en", "zh")
+INVALID_TEXT = (
+    "Note: part of the question was not valid text (invalid UTF-8 or a lone surrogate) and was read as �.",
+    "注意：问题中有部分内容不是有效文本（无效的 UTF-8 或孤立代理字符），已按 � 处理。",
+)
 
 
 def _unsupported_language(lang: object) -> tuple[str, str]:
@@ -681,6 +706,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     ctx = version_context(version)
     slots = hear(text, ctx, conversation)
     check_seq_len(slots.seq_length)
+    check_named_recipes(text, ctx.catalog.version)
     if slots.version and not turn.pinned:
         ctx = version_context(resolve_version(slots.version))
     answer_lang = slots.language if turn.lang == "auto" else turn.lang
@@ -960,7 +986,8 @@ def _answer_from(
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
     if turn.quick is not None:
         answer.follow_up += _quick_follow_up(turn.quick, rec, lang)
-    if turn.use_llm or (turn.use_llm is None and settings.llm_base_url):
+    wants_llm = turn.use_llm or (turn.use_llm is None and settings.llm_base_url)
+    if wants_llm and not turn_budget.spent():
         from assistant.phrase import phrase
 
         phrased = phrase(answer, settings)
