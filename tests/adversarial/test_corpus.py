@@ -74,6 +74,17 @@ def test_the_gradio_handler_gives_the_same_message(settings, question, message, 
 
 
 @pytest.mark.timeout(HANG_GUARD_S)
+@pytest.mark.parametrize(
+    ("version", "history", "message"),
+    [("9.9.9", [], "no recipe catalog for Megatron-Bridge version '9.9.9'"), ("0.6.0", "not a list", "Hi!")],
+)
+def test_the_gradio_api_answers_bad_arguments_clearly(settings, version, history, message):
+    *_, last = respond("hi", history, version, "auto", settings)
+    _assert_clear(last[0])
+    assert message in last[0]
+
+
+@pytest.mark.timeout(HANG_GUARD_S)
 @pytest.mark.parametrize("lang", ["fr", "", "EN", None, 7])
 def test_an_unsupported_answer_language_falls_back_with_a_notice(settings, lang):
     answer = ask("Llama3 8B SFT on 8 H100", lang=lang, settings=settings)
