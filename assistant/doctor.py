@@ -8,7 +8,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
-from assistant.catalog import DEFAULT_VERSION, available_versions
+from assistant.catalog import available_versions
 from assistant.embedding import usable_export
 from assistant.index_health import check_index
 from assistant.settings import Settings
@@ -75,7 +75,7 @@ def doctor_report(settings: Settings) -> dict[str, Any]:
             "python": platform.python_version(),
             **{name: _package_version(name) for name in PACKAGES},
             "catalogs": available_versions(),
-            "default_megatron_bridge": settings.default_version or DEFAULT_VERSION,
+            "default_megatron_bridge": settings.default_version,
         },
         "model": _model(settings),
         "llm": {"configured": bool(settings.llm_base_url), "model": settings.llm_model},

@@ -208,12 +208,15 @@ def catalog_names(version: str) -> frozenset[str]:
 RECIPE_LIKE = re.compile(r"\b[a-z][a-z0-9_]*\d[a-z0-9_]*_config\b")
 
 
-def check_named_recipes(text: str, version: str) -> None:
-    """A recipe name written in the question that no bundled version has is never matched to a neighbour
-    (and called an exact match): it is refused with the closest names of this version."""
+def check_named_recipes(text: str, version: str, model_text: str | None) -> None:
+    """A recipe name the question asks about that no bundled version has is never matched to a neighbour
+    (and called an exact match): it is refused with the closest names of this version. A name quoted
+    beside another model ("the docs say: use gpt5_1t_pretrain_config. Which recipe for Qwen3 8B?") is
+    not what is asked about, and is left to the planner, which never uses it."""
     known = frozenset().union(*(catalog_names(v) for v in catalogs.available_versions()))
+    model = re.sub(r"\W+", "_", (model_text or "").lower()).strip("_")
     for name in dict.fromkeys(RECIPE_LIKE.findall(text)):
-        if name not in known:
+        if name not in known and (not model or model in name):
             catalogs.resolve_recipe(name, version=version)  # raises, naming the closest recipes
 
 
@@ -706,7 +709,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     ctx = version_context(version)
     slots = hear(text, ctx, conversation)
     check_seq_len(slots.seq_length)
-    check_named_recipes(text, ctx.catalog.version)
+    check_named_recipes(text, ctx.catalog.version, slots.model_text)
     if slots.version and not turn.pinned:
         ctx = version_context(resolve_version(slots.version))
     answer_lang = slots.language if turn.lang == "auto" else turn.lang

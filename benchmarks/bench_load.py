@@ -159,7 +159,14 @@ def main() -> None:
         port = _free_port()
         server = _serve_chroma(root / "chroma", port)
         try:
-            common = {"data_dir": root / "data", "chroma_mode": "http", "chroma_port": port}
+            # The model's ONNX export from your own data dir (an earlier ingest made it), not a fresh one.
+            export = Settings().resolved_embedding_export_dir()
+            common = {
+                "data_dir": root / "data",
+                "chroma_mode": "http",
+                "chroma_port": port,
+                "embedding_export_dir": export,
+            }
             chat_settings = Settings(**common)
             ingest_settings = Settings(**common, knowledge_base=guide_only)
             started = time.perf_counter()
