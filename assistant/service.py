@@ -79,8 +79,11 @@ def version_context(version: str) -> VersionContext:
 
 
 def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> Slots:
-    """One turn's slots, merged into the conversation's memory when there is one."""
+    """One turn's slots, merged into the conversation's memory when there is one. A turn past the bounds
+    raises before it changes the memory, so the conversation goes on as it was."""
     slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
+    check_seq_len(slots.seq_length)
+    check_named_recipes(text, ctx.catalog.version, slots.model_text)
     return conversation.update(slots, text=text) if conversation is not None else slots
 
 
@@ -708,8 +711,6 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     text = _clip(question).strip()
     ctx = version_context(version)
     slots = hear(text, ctx, conversation)
-    check_seq_len(slots.seq_length)
-    check_named_recipes(text, ctx.catalog.version, slots.model_text)
     if slots.version and not turn.pinned:
         ctx = version_context(resolve_version(slots.version))
     answer_lang = slots.language if turn.lang == "auto" else turn.lang

@@ -147,6 +147,7 @@ def _serve_chroma(path: Path, port: int) -> subprocess.Popen:
 
 
 def main() -> None:
+    sys.stdout.reconfigure(line_buffering=True)  # figures appear as they are measured
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--ingests", type=int, default=5)

@@ -191,3 +191,17 @@ def test_a_batch_goes_on_past_its_bad_lines(tmp_path):
     assert rows[0]["recipe"]["name"] == "llama3_8b_sft_config" and "not valid text" in rows[0]["notices"][0]
     assert rows[3]["recipe"] is not None
     assert "2 line(s) could not be answered" in done.stderr.decode("utf-8")
+
+
+@pytest.mark.timeout(HANG_GUARD_S)
+def test_a_refused_turn_leaves_the_conversation_as_it_was(settings):
+    from assistant.session import Conversation
+
+    conversation = Conversation()
+    ask("Llama3 8B SFT on 8 H100", conversation=conversation, settings=settings)
+    for bad in ("and with seq_length=1000000000000?", "and llama3_8b_super_turbo_config?", "x" * 9_000):
+        refused = ask(bad, conversation=conversation, settings=settings)
+        assert refused.plan is None and "I cannot use part of this request" in refused.answer_markdown
+    after = ask("and with 16 GPUs?", conversation=conversation, settings=settings)
+    assert after.slots.model_stem == "llama3_8b" and after.slots.num_gpus == 16 and after.plan is not None
+    assert after.slots.seq_length is None
