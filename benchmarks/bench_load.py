@@ -45,6 +45,7 @@ MODELS = [
     ("Llama3 70B", "llama3_70b"),
     ("Qwen3 32B", "qwen3_32b"),
 ]
+PAGES = 6
 OVERSIZED = "Llama3 8B SFT on 8 H100, " * (MAX_QUESTION_CHARS // 20)
 
 
@@ -93,12 +94,13 @@ def _chat(session: Session, settings: Settings, oversized: bool) -> None:
         stem = answer.slots.model_stem
         if stem and stem != session.stem:
             session.leaks.append(f"session {session.number} got model {stem}")
-        if gpus is not None and (answer.slots.num_gpus != gpus or answer.plan is None):
+        if gpus is not None and answer.slots.num_gpus != gpus:
             session.leaks.append(f"session {session.number} asked {gpus} GPUs, got {answer.slots.num_gpus}")
 
 
 def _round(settings: Settings, sessions: int) -> list[Session]:
-    people = [Session(i, *MODELS[i % len(MODELS)], gpus=8 * (i + 1)) for i in range(sessions)]
+    # Each session its own (model, GPU count) pair: 4 models x 8, 16, 32, 64, 128 GPUs.
+    people = [Session(i, *MODELS[i % len(MODELS)], gpus=8 * 2 ** (i // len(MODELS))) for i in range(sessions)]
     with ThreadPoolExecutor(max_workers=sessions) as pool:
         for future in [pool.submit(_chat, s, settings, s.number == 0) for s in people]:
             future.result()
@@ -154,9 +156,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         root = Path(tmp)
-        guide_only = root / "kb"  # ingests index the guide pages (the chat reads the real knowledge base)
-        shutil.copytree(KNOWLEDGE_BASE / "guide", guide_only / "guide")
+        # Ingests index a few guide pages, so five of them fit inside the chat (the chat reads the real
+        # knowledge base for everything else).
+        guide_only = root / "kb"
+        (guide_only / "guide" / "en").mkdir(parents=True)
         (guide_only / "catalogs").mkdir()
+        for page in sorted((KNOWLEDGE_BASE / "guide" / "en").glob("*.md"))[:PAGES]:
+            shutil.copy(page, guide_only / "guide" / "en" / page.name)
         port = _free_port()
         server = _serve_chroma(root / "chroma", port)
         try:
@@ -184,12 +190,17 @@ def main() -> None:
             started = time.perf_counter()
             writer.start()
             people = _round(chat_settings, args.sessions)
+            rounds = 1
+            while writer.is_alive():  # keep chatting until every ingest has switched generations
+                people += _round(chat_settings, args.sessions)
+                rounds += 1
             chat_seconds = time.perf_counter() - started
             during = len(durations)
             writer.join()
             _report(f"with {args.ingests} ingests", people, chat_seconds)
+            print(f"  ({rounds} round(s) of {args.sessions} sessions, so every ingest ran under the chat)")
             spread = f"{min(durations):.1f}-{max(durations):.1f} s" if durations else "-"
-            print(f"ingests: {len(durations)} done ({during} while the sessions chatted), each {spread}; "
+            print(f"ingests: {len(durations)} done ({during} while sessions chatted), each {spread}; "
                   f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
         finally:
             server.terminate()

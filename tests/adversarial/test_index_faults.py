@@ -149,3 +149,42 @@ def test_doctor_reports_the_damage_in_one_screen(built):
     assert damaged.returncode == 1 and "Traceback" not in damaged.stderr
     assert "index      damaged: the vector segment" in damaged.stdout
     assert "run `autorecipe ingest`" in damaged.stdout and len(damaged.stdout.splitlines()) <= 24
+
+
+def _read_only_mount(source: Path, target: Path) -> list[str] | None:
+    """A command prefix that runs under a private, read-only bind mount of `source` at `target` (a real
+    read-only file system: root cannot write there either), or None where mount namespaces are not allowed."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return None
+    target.mkdir()
+    probe = subprocess.run(
+        [unshare, "--mount", "--propagation", "private", "sh", "-c", f"mount --bind -o ro {source} {target}"],
+        capture_output=True,
+    )
+    return None if probe.returncode else [unshare, "--mount", "--propagation", "private", "sh", "-c"]
+
+
+@pytest.mark.timeout(600)
+def test_a_read_only_data_dir_is_read_not_written(built, tmp_path):
+    ingest_settings, _ = built
+    mounted = tmp_path / "read-only"
+    prefix = _read_only_mount(ingest_settings.data_dir, mounted)
+    if prefix is None:
+        pytest.skip("no mount namespaces here to make a read-only file system")
+    python = f"AUTORECIPE_DATA_DIR={mounted} {sys.executable} -m ui.cli"
+    script = (
+        f"mount --bind -o ro {ingest_settings.data_dir} {mounted} && "
+        f"{python} search 'expert parallel sizing' --json && echo '---' && "
+        f"{python} ask 'Llama3 8B SFT on 8 H100' --json && echo '---' && "
+        f"{python} doctor --json && echo '---'; {python} ingest; echo \"ingest rc=$?\""
+    )
+    done = subprocess.run([*prefix, script], capture_output=True, text=True, timeout=600)
+    search, answer, doctor, _ = done.stdout.split("---\n")
+    assert json.loads(search)["hits"]
+    answer_json = json.loads(answer)
+    assert answer_json["recipe"]["name"] == "llama3_8b_sft_config" and answer_json["notices"] == []
+    report = json.loads(doctor)
+    assert report["index"]["state"] == "ok" and report["index"]["data_dir_writable"] is False
+    assert "ingest rc=2" in done.stdout and "ingest needs a writable AUTORECIPE_DATA_DIR" in done.stderr
+    assert "Traceback" not in done.stderr
