@@ -76,12 +76,13 @@ def chat_command(
     port: int = typer.Option(7860, "--port", help="Port to listen on."),
 ) -> None:
     """Open the Gradio chat in the browser (runs offline on the embedded index)."""
-    from assistant.vectorstore import current_generation
+    from assistant.index_health import check_index
     from ui.gradio_app import launch
 
     settings = get_settings()
-    if settings.chroma_mode == "persistent" and current_generation(settings) is None:
-        typer.secho("note: no index yet, answers will have no citations; run `autorecipe ingest`", err=True)
+    health = check_index(settings) if settings.chroma_mode == "persistent" else None
+    if health is not None and not health.ok:
+        typer.secho(f"note: index {health.state} ({health.reason}); answers may lack citations", err=True)
     typer.echo(f"Auto Recipe chat on http://{host}:{port}", err=True)
     sys.stdout.flush()
     launch(host=host, port=port, settings=settings)
