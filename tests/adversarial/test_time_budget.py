@@ -16,7 +16,7 @@ QUESTIONS = [
 ]
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(900)  # the first test builds the shared index (index_settings)
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_a_spent_budget_keeps_the_facts_and_says_so(index_settings, question):
     spent = Settings(data_dir=index_settings.data_dir, answer_budget_s=1e-6)
@@ -31,7 +31,7 @@ def test_a_spent_budget_keeps_the_facts_and_says_so(index_settings, question):
     )
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(900)  # the first test builds the shared index (index_settings)
 def test_a_normal_answer_has_no_notice_and_its_citations(index_settings):
     answer = ask(QUESTIONS[0], settings=index_settings)
     assert answer.notices == [] and answer.citations
