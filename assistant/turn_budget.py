@@ -1,9 +1,11 @@
 """What one turn carries besides its slots: its deadline and its one-line notices.
 
-Each answer has a time budget (AUTORECIPE_ANSWER_BUDGET_S). The facts (recipe, plan, commands, rule
-findings) are always computed; the optional parts (the layout search, citations, the LLM rephrasing) are
-skipped once the budget is spent, and the answer says so in one line. Both live in context variables, so
-concurrent sessions (Gradio's worker threads, Slack's pool) never see each other's.
+Each answer has a time budget (AUTORECIPE_ANSWER_BUDGET_S), counted in CPU seconds of the thread that
+answers: a loaded machine gives the same answer, only later (wall time would drop parts of answers at
+random when other work shares the cores). The facts (recipe, plan, commands, rule findings) are always
+computed; the optional parts (the layout search, citations, the LLM rephrasing) are skipped once the
+budget is spent, and the answer says so in one line. Both live in context variables, so concurrent
+sessions (Gradio's worker threads, Slack's pool) never see each other's.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ _notices: ContextVar[tuple[Notice, ...]] = ContextVar("answer_notices", default=
 @contextmanager
 def turn(budget_s: float) -> Iterator[None]:
     """One answer's scope: a fresh deadline and no notices yet."""
-    deadline = _deadline.set(time.monotonic() + budget_s)
+    deadline = _deadline.set(time.thread_time() + budget_s)
     notices = _notices.set(())
     try:
         yield
@@ -48,7 +50,7 @@ def notices() -> tuple[Notice, ...]:
 
 def seconds_left() -> float | None:
     deadline = _deadline.get()
-    return None if deadline is None else deadline - time.monotonic()
+    return None if deadline is None else deadline - time.thread_time()
 
 
 def spent() -> bool:
