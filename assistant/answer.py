@@ -75,3 +75,4 @@ class Answer(Record):
     phrasing: Literal["deterministic", "llm"] = "deterministic"
     phrasing_reason: str | None = None
     cases: list[Answer] = Field(default_factory=list)  # one answer per setup when a question lists several
+    notices: list[str] = Field(default_factory=list)  # one-line notices: no citations, time budget spent

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from assistant import turn_budget
 from assistant.bounds import check_gpus
 from assistant.catalog import for_goal, forward_step_of, on_gpu
 from assistant.estimate.features import features_from_fields
@@ -422,6 +423,8 @@ def estimate_run(
     resized = record.kind == "library" and not record.written_for(cluster)
     # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
     grads_fp32 = record.fields.get("ddp.grad_reduce_in_fp32") is not False
+    if turn_budget.spent():
+        return
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features,

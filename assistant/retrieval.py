@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from assistant.bounds import valid_text
 from assistant.catalog import available_versions
 from assistant.embedding import query_encoder
 from assistant.errors import UserError
@@ -78,7 +79,7 @@ def _marked_for(passage_versions: str, version: str, releases: int) -> bool:
 
 
 def _clean_query(query: str) -> str:
-    text = " ".join(query.split())
+    text = " ".join(valid_text(query)[0].split())
     if not text:
         raise UserError("the query is empty; ask about a model, a recipe, a config key or an error message")
     return text[:MAX_QUERY_CHARS]
@@ -202,9 +203,17 @@ def _cached(settings: Settings, generation: str | None) -> HybridRetriever:
 
 
 def make_retriever(settings: Settings | None = None) -> HybridRetriever:
-    """The one way to get a retriever; reopens only when ingest has switched generations."""
-    from assistant.vectorstore import current_generation
+    """The one way to get a retriever: it follows the current generation in both modes (one pointer read
+    per call; a server's pointer is one small HTTP request) and reopens only when ingest has switched.
+
+    A reader that read the pointer just before an ingest switched it may find its generation pruned
+    (ingest keeps the current and the previous one): it reads the pointer again, once, and opens the new
+    one. Anything else that makes the index unreadable raises IndexUnavailable.
+    """
+    from assistant.vectorstore import IndexUnavailable, current_generation
 
     settings = settings or get_settings()
-    generation = current_generation(settings) if settings.chroma_mode == "persistent" else None
-    return _cached(settings, generation)
+    try:
+        return _cached(settings, current_generation(settings))
+    except IndexUnavailable:
+        return _cached(settings, current_generation(settings))

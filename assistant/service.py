@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
-from assistant import quick_pick, support
+from assistant import quick_pick, support, turn_budget
 from assistant.answer import Answer, AnswerEstimate, PeftAlternative
-from assistant.bounds import check_question, check_setups
+from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups, valid_text
 from assistant.compose import (
     checklist,
     checklist_lines,
@@ -53,6 +53,7 @@ from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
+from assistant.vectorstore import IndexUnavailable
 from assistant.version_facts import dataset_fact, launcher_facts
 
 log = logging.getLogger(__name__)
@@ -81,8 +82,11 @@ def version_context(version: str) -> VersionContext:
 
 
 def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> Slots:
-    """One turn's slots, merged into the conversation's memory when there is one."""
+    """One turn's slots, merged into the conversation's memory when there is one. A turn past the bounds
+    raises before it changes the memory, so the conversation goes on as it was."""
     slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
+    check_seq_len(slots.seq_length)
+    check_named_recipes(text, ctx.catalog.version, slots.model_text)
     return conversation.update(slots, text=text) if conversation is not None else slots
 
 
@@ -98,16 +102,44 @@ def resolve_version(requested: str | None) -> str:
         raise UserError(f"unknown Megatron-Bridge version {requested!r}: {error}") from error
 
 
+RETRIEVAL_FAILED = (
+    "Note: the passage index could not be read, so this answer has no citations; "
+    "`autorecipe doctor` shows why and `autorecipe ingest` rebuilds it.",
+    "注意：段落索引无法读取，因此本回答没有引用；"
+    "`autorecipe doctor` 可查看原因，`autorecipe ingest` 可重建索引。",
+)
+
+
+def _with_notices(answer: Answer, notices: tuple[turn_budget.Notice, ...]) -> Answer:
+    """The turn's notices head the text (in the answer's language) and are listed in the JSON."""
+    lines = [say(answer.language, en, zh) for en, zh in notices]
+    if lines:
+        answer.notices = lines
+        head = "\n".join(f"_{line}_" for line in lines)
+        answer.answer_markdown = f"{head}\n\n{answer.answer_markdown}"
+    return answer
+
+
 def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[Hit]:
     """Guide passages to cite; an absent index only costs the citations, never the answer."""
     from assistant.retrieval import make_retriever
 
+    if turn_budget.spent():
+        return []
     try:
         retriever = make_retriever(settings)
         hits = retriever.search(query, k=CITATIONS, lang=lang, version=version, doc_type="guide").hits
         hits = hits or retriever.search(query, k=CITATIONS, version=version).hits
-    except UserError as error:
+    except IndexUnavailable as error:
+        log.warning("no citations: %s", error)
+        turn_budget.notice(RETRIEVAL_FAILED)
+        return []
+    except UserError as error:  # no index yet: an expected state, not a fault
         log.info("no citations: %s", error)
+        return []
+    except Exception as error:  # noqa: BLE001 - a damaged index costs the citations, never the answer
+        log.warning("retrieval failed, no citations: %s: %s", type(error).__name__, error)
+        turn_budget.notice(RETRIEVAL_FAILED)
         return []
     hits = relevant(settings, query, hits, version, strict=False)
     catalog = catalogs.load_catalog(version)
@@ -176,6 +208,22 @@ def sanitize(text: str, catalog: Catalog) -> str:
 def catalog_names(version: str) -> frozenset[str]:
     recipes = catalogs.load_catalog(version).recipes
     return frozenset(name for r in recipes for name in (r.name, r.canonical))
+
+
+# A recipe-like name: "llama3_8b_sft_config" (a digit in it), not "model_config".
+RECIPE_LIKE = re.compile(r"\b[a-z][a-z0-9_]*\d[a-z0-9_]*_config\b")
+
+
+def check_named_recipes(text: str, version: str, model_text: str | None) -> None:
+    """A recipe name the question asks about that no bundled version has is never matched to a neighbour
+    (and called an exact match): it is refused with the closest names of this version. A name quoted
+    beside another model ("the docs say: use gpt5_1t_pretrain_config. Which recipe for Qwen3 8B?") is
+    not what is asked about, and is left to the planner, which never uses it."""
+    known = frozenset().union(*(catalog_names(v) for v in catalogs.available_versions()))
+    model = re.sub(r"\W+", "_", (model_text or "").lower()).strip("_")
+    for name in dict.fromkeys(RECIPE_LIKE.findall(text)):
+        if name not in known and (not model or model in name):
+            catalogs.resolve_recipe(name, version=version)  # raises, naming the closest recipes
 
 
 # ---------------------------------------------------------------- answers per intent
@@ -501,9 +549,53 @@ def ask(
     reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
     """
     base_version = resolve_version(version or (conversation.slots.version if conversation else None))
-    turn = _Turn(settings or get_settings(), lang, use_llm, pinned=version is not None)
+    settings = settings or get_settings()
+    with turn_budget.turn(settings.answer_budget_s):
+        return _budgeted_turn(
+            question, base_version, conversation, lang, settings, use_llm, version is not None
+        )
+
+
+def _budgeted_turn(
+    question: str,
+    base_version: str,
+    conversation: Conversation | None,
+    lang: str,
+    settings: Settings,
+    use_llm: bool | None,
+    pinned: bool,
+) -> Answer:
+    question, replaced = valid_text(question) if isinstance(question, str) else ("", 0)
+    if replaced:
+        turn_budget.notice(INVALID_TEXT)
+    if lang not in ANSWER_LANGUAGES:
+        turn_budget.notice(_unsupported_language(lang))
+        lang = "auto"
+    turn = _Turn(settings, lang, use_llm, pinned=pinned)
+    return _with_notices(_answer_turn(question, base_version, turn, conversation), turn_budget.notices())
+
+
+ANSWER_LANGUAGES = ("auto", "en", "zh")
+INVALID_TEXT = (
+    "Note: part of the question was not valid text (invalid UTF-8 or a lone surrogate) and was read as �.",
+    "注意：问题中有部分内容不是有效文本（无效的 UTF-8 或孤立代理字符），已按 � 处理。",
+)
+
+
+def _unsupported_language(lang: object) -> tuple[str, str]:
+    shown = repr(lang)[:40]
+    return (
+        f"Note: answers are in English or Chinese; lang={shown} is not one of auto, en, zh, "
+        "so this answer is in the question's language.",
+        f"注意：回答只支持英文或中文；lang={shown} 不是 auto、en、zh 之一，因此按问题的语言回答。",
+    )
+
+
+def _answer_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
+    lang = turn.lang
     try:
         check_question(question if isinstance(question, str) else "")
+        check_count_text(_clip(question))
         cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
         check_setups(len(cases))
         if cases:
@@ -797,7 +889,8 @@ def _answer_from(
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))
     if turn.quick is not None:
         answer.follow_up += _quick_follow_up(turn.quick, rec, lang)
-    if turn.use_llm or (turn.use_llm is None and settings.llm_base_url):
+    wants_llm = turn.use_llm or (turn.use_llm is None and settings.llm_base_url)
+    if wants_llm and not turn_budget.spent():
         from assistant.phrase import phrase
 
         phrased = phrase(answer, settings)

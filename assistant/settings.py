@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_timeout_s: float = Field(default=8.0, gt=0, le=120)  # past it, the deterministic text is shown
+    answer_budget_s: float = Field(default=10.0, gt=0, le=600)  # CPU s; past it, optional parts are left out
     default_version: str = "0.6.0"
 
     def resolved_embedding_model_path(self) -> str:

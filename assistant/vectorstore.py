@@ -77,13 +77,36 @@ def pointer_collection(settings: Settings) -> str:
     return f"{settings.collection}__current"
 
 
+class IndexUnavailable(UserError):
+    """An index exists but cannot be read (damaged files, a server that lost a collection): answers go on
+    without citations, and the next ingest rebuilds it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"the passage index cannot be read ({reason}); run `autorecipe ingest` to rebuild it "
+            "(`autorecipe doctor` shows its state)",
+            zh=f"段落索引无法读取（{reason}）；运行 `autorecipe ingest` 重建"
+            "（`autorecipe doctor` 可查看状态）",
+        )
+        self.reason = reason
+
+
+GENERATION_NAME = re.compile(r"^gen-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+
+
 def current_generation(settings: Settings, client=None) -> str | None:
-    """Name of the current generation, or None when nothing has been ingested yet."""
+    """Name of the current generation, or None when nothing has been ingested yet; IndexUnavailable when
+    the pointer itself is damaged."""
     if settings.chroma_mode == "persistent":
         pointer = index_root(settings) / "CURRENT"
         if not pointer.exists():
             return None
-        name = pointer.read_text(encoding="utf-8").strip()
+        try:
+            name = pointer.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise IndexUnavailable(f"CURRENT is unreadable: {type(error).__name__}") from error
+        if not GENERATION_NAME.match(name):
+            raise IndexUnavailable("CURRENT does not name a generation")
         return name if (index_root(settings) / name).is_dir() else None
     client = client or http_client(settings)
     try:
@@ -93,19 +116,55 @@ def current_generation(settings: Settings, client=None) -> str | None:
     return meta.get("generation")
 
 
+NO_INDEX = "no index yet: run `autorecipe ingest` first (it builds the bundled knowledge base)"
+
+
 def open_current(settings: Settings) -> tuple[Any, str, dict[str, Any]]:
     """(client, collection name, manifest) of the current generation, or a UserError saying to ingest."""
     client = None if settings.chroma_mode == "persistent" else http_client(settings)
     generation = current_generation(settings, client)
     if generation is None:
-        raise UserError("no index yet: run `autorecipe ingest` first (it builds the bundled knowledge base)")
+        raise UserError(NO_INDEX)
     if settings.chroma_mode == "persistent":
         gen_dir = index_root(settings) / generation
-        manifest = json.loads((gen_dir / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_manifest(gen_dir / MANIFEST_FILE)
         return persistent_client(gen_dir), settings.collection, manifest
     collection_name = f"{settings.collection}__{generation}"
-    manifest = json.loads((client.get_collection(collection_name).metadata or {}).get("manifest", "{}"))
-    return client, collection_name, manifest
+    try:
+        metadata = client.get_collection(collection_name).metadata or {}
+    except Exception as error:  # noqa: BLE001 - chromadb's NotFoundError moved between versions
+        raise IndexUnavailable(f"collection {collection_name} is gone: {error}") from error
+    return client, collection_name, parse_manifest(metadata.get("manifest", "{}"))
+
+
+MANIFEST_FILE = "manifest.json"
+
+
+def current_manifest(settings: Settings) -> dict[str, Any]:
+    """The current generation's manifest, read without opening Chroma in embedded mode."""
+    if settings.chroma_mode == "persistent":
+        generation = current_generation(settings)
+        if generation is None:
+            raise UserError(NO_INDEX)
+        return read_manifest(index_root(settings) / generation / MANIFEST_FILE)
+    return open_current(settings)[2]
+
+
+def parse_manifest(text: str) -> dict[str, Any]:
+    try:
+        manifest = json.loads(text)
+    except ValueError as error:
+        raise IndexUnavailable(f"manifest is not JSON: {error}") from error
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("generation"), str):
+        raise IndexUnavailable("manifest has no generation")
+    return manifest
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        return parse_manifest(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise IndexUnavailable(f"{path.name} is unreadable: {type(error).__name__}") from error
 
 
 ROWS_FILE = "rows.json"
@@ -135,15 +194,36 @@ def write_rows(gen_dir: Path, rows: IndexRows) -> None:
     (gen_dir / ROWS_FILE).write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
 
 
+def read_rows(gen_dir: Path) -> IndexRows:
+    """The numpy copy of a generation, checked whole (same count of ids, metadata, texts and vectors)."""
+    try:
+        payload = json.loads((gen_dir / ROWS_FILE).read_text(encoding="utf-8"))
+        vectors = np.load(gen_dir / VECTORS_FILE, allow_pickle=False)
+        rows = IndexRows(
+            list(payload["ids"]), list(payload["metadatas"]), list(payload["documents"]), vectors
+        )
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as error:
+        raise IndexUnavailable(
+            f"the passage copy in {gen_dir.name} is damaged: {type(error).__name__}"
+        ) from error
+    counts = {len(rows.ids), len(rows.metadatas), len(rows.documents), int(vectors.shape[0])}
+    if len(counts) != 1 or vectors.ndim != 2 or not all(isinstance(m, dict) for m in rows.metadatas):
+        raise IndexUnavailable(f"the passage copy in {gen_dir.name} is inconsistent")
+    return rows
+
+
 def read_current_rows(settings: Settings) -> tuple[IndexRows, dict[str, Any]]:
-    """(rows, manifest) of the current generation: from its numpy copy when it has one, else via Chroma."""
+    """(rows, manifest) of the current generation: from its numpy copy when it has one, else via Chroma.
+    A damaged index raises IndexUnavailable, whatever part of it is damaged."""
     if settings.chroma_mode == "persistent":
         generation = current_generation(settings)
         gen_dir = index_root(settings) / generation if generation else None
         if gen_dir is not None and (gen_dir / ROWS_FILE).exists() and (gen_dir / VECTORS_FILE).exists():
-            manifest = json.loads((gen_dir / "manifest.json").read_text(encoding="utf-8"))
-            payload = json.loads((gen_dir / ROWS_FILE).read_text(encoding="utf-8"))
-            vectors = np.load(gen_dir / VECTORS_FILE, allow_pickle=False)
-            return IndexRows(payload["ids"], payload["metadatas"], payload["documents"], vectors), manifest
-    client, collection_name, manifest = open_current(settings)
-    return collection_rows(client.get_collection(collection_name)), manifest
+            return read_rows(gen_dir), read_manifest(gen_dir / MANIFEST_FILE)
+    try:
+        client, collection_name, manifest = open_current(settings)
+        return collection_rows(client.get_collection(collection_name)), manifest
+    except UserError:
+        raise
+    except Exception as error:  # noqa: BLE001 - sqlite, HNSW and HTTP errors all mean "not readable"
+        raise IndexUnavailable(f"{type(error).__name__}: {str(error)[:200]}") from error

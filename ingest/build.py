@@ -17,7 +17,7 @@ from assistant.embedding import start_export
 from assistant.errors import UserError
 from assistant.records import Catalog
 from assistant.settings import Settings
-from assistant.vectorstore import index_root, open_current
+from assistant.vectorstore import current_manifest, index_root
 from ingest.docs import TEXT_SUFFIXES, Chunk, chunk_file
 from ingest.recipe_docs import recipe_chunks
 from ingest.store import IngestReport, write_index
@@ -52,16 +52,22 @@ def _is_mbridge_checkout(path: Path) -> bool:
     )
 
 
-def _tree_files(root: Path) -> list[Path]:
+def _tree_files(root: Path) -> tuple[list[Path], list[str]]:
+    """(files to read, why others were skipped). A link that leads out of `root` is never followed: the
+    folder given is the boundary of what may be read (`docs/passwd.md -> /etc/passwd` stays out)."""
     if _is_mbridge_checkout(root):
         candidates = [p for sub in ("docs", "skills") for p in (root / sub).rglob("*.md")]
     else:
-        candidates = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES - {""}]
-    if len(candidates) > MAX_FILES_PER_TREE:
-        raise UserError(
-            f"{root}: {len(candidates)} files is more than {MAX_FILES_PER_TREE}; pass a smaller folder"
-        )
-    return sorted(candidates)
+        candidates = [p for p in root.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES - {""}]
+    inside, skipped = [], []
+    for path in candidates:
+        if not path.resolve().is_relative_to(root):
+            skipped.append(f"skipped {path}: a link that leads out of {root}")
+        elif path.is_file():
+            inside.append(path)
+    if len(inside) > MAX_FILES_PER_TREE:
+        raise UserError(f"{root}: {len(inside)} files is over {MAX_FILES_PER_TREE}; pass a smaller folder")
+    return sorted(inside), skipped
 
 
 def _checkout_version(path: Path) -> str:
@@ -72,20 +78,25 @@ def _checkout_version(path: Path) -> str:
     return detect_version(path) or "all"
 
 
-def extra_chunks(path: Path) -> list[Chunk]:
-    """Chunks of one user-supplied file, folder or Megatron-Bridge checkout."""
+def extra_chunks(path: Path) -> tuple[list[Chunk], list[str]]:
+    """Chunks of one user-supplied file, folder or Megatron-Bridge checkout, and what was skipped in a
+    folder (links out of it, files that are not UTF-8 text): one bad file does not stop the others."""
     path = path.expanduser().resolve()
-    if path.is_dir():
-        is_checkout = _is_mbridge_checkout(path)
-        version = _checkout_version(path) if is_checkout else "all"
-        label = "mbridge" if is_checkout else f"user/{path.name}"
-        chunks: list[Chunk] = []
-        for file in _tree_files(path):
-            rel = file.relative_to(path).as_posix()
-            doc_type = "upstream" if is_checkout else "user"
+    if not path.is_dir():
+        return chunk_file(path, source=f"user/{path.name}", doc_type="user"), []
+    is_checkout = _is_mbridge_checkout(path)
+    version = _checkout_version(path) if is_checkout else "all"
+    label = "mbridge" if is_checkout else f"user/{path.name}"
+    doc_type = "upstream" if is_checkout else "user"
+    files, skipped = _tree_files(path)
+    chunks: list[Chunk] = []
+    for file in files:
+        rel = file.relative_to(path).as_posix()
+        try:
             chunks.extend(chunk_file(file, source=f"{label}/{rel}", doc_type=doc_type, version=version))
-        return chunks
-    return chunk_file(path, source=f"user/{path.name}", doc_type="user")
+        except UserError as error:
+            skipped.append(f"skipped {error}")
+    return chunks, skipped
 
 
 def collect(settings: Settings, extra_paths: Iterable[Path], remembered: Iterable[str]) -> Collected:
@@ -95,18 +106,18 @@ def collect(settings: Settings, extra_paths: Iterable[Path], remembered: Iterabl
         if resolved in collected.sources:
             continue
         if path in extra_paths:
-            collected.chunks.extend(
-                extra_chunks(path)
-            )  # bad input raises UserError before anything is written
+            chunks, skipped = extra_chunks(path)  # bad input raises UserError before anything is written
         elif path.exists():
             try:
-                collected.chunks.extend(extra_chunks(path))
+                chunks, skipped = extra_chunks(path)
             except UserError as error:
                 collected.warnings.append(f"dropped {path}: {error}")
                 continue
         else:
             collected.warnings.append(f"dropped {path}: it no longer exists, so its passages were removed")
             continue
+        collected.chunks.extend(chunks)
+        collected.warnings.extend(skipped)
         collected.sources.append(resolved)
     return collected
 
@@ -115,15 +126,22 @@ def collect(settings: Settings, extra_paths: Iterable[Path], remembered: Iterabl
 def _ingest_lock(settings: Settings):
     """One writer at a time; a second ingest waits instead of corrupting the first."""
     root = index_root(settings)
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        lock = open(root / ".lock", "w")  # noqa: SIM115 - held for the whole ingest below
+    except OSError as error:
+        raise UserError(
+            f"cannot write the index in {root}: {error.strerror}; ingest needs a writable "
+            "AUTORECIPE_DATA_DIR (answers and search still read a read-only one)"
+        ) from error
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
 def remembered_sources(settings: Settings) -> list[str]:
     try:
-        return list(open_current(settings)[2].get("sources", []))
+        return list(current_manifest(settings).get("sources", []))
     except UserError:
         return []
 

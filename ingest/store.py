@@ -8,23 +8,27 @@ this step makes first when it is missing (assistant/embedding.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from assistant.embedding import Encoder, ingest_encoder, usable_export
+from assistant.errors import UserError
+from assistant.index_health import check_index
 from assistant.lexical import TOKENIZER_VERSION, tokenize
 from assistant.settings import Settings
 from assistant.vectorstore import (
     COSINE,
+    MANIFEST_FILE,
     ROWS_FILE,
     IndexRows,
     collection_rows,
@@ -34,6 +38,8 @@ from assistant.vectorstore import (
     open_current,
     persistent_client,
     pointer_collection,
+    read_manifest,
+    read_rows,
     write_rows,
 )
 from ingest.atomic import write_atomic
@@ -51,6 +57,7 @@ class IngestReport:
     unchanged: int
     total: int
     seconds: float
+    repaired: str | None = None  # what was wrong with the generation this one replaces from scratch
 
     @property
     def changed(self) -> int:
@@ -58,14 +65,13 @@ class IngestReport:
 
 
 def _existing_ids(settings: Settings) -> tuple[set[str], dict]:
-    try:
-        client, name, manifest = open_current(settings)
-    except Exception:  # noqa: BLE001 - no usable previous index: start from empty
-        return set(), {}
-    try:
-        return set(client.get_collection(name).get(include=[])["ids"]), manifest
-    except Exception:  # noqa: BLE001
-        return set(), {}
+    """Ids and manifest of the current generation, which check_index found whole."""
+    if settings.chroma_mode == "persistent":
+        generation = current_generation(settings)
+        gen_dir = index_root(settings) / str(generation)
+        return set(read_rows(gen_dir).ids), read_manifest(gen_dir / MANIFEST_FILE)
+    client, name, manifest = open_current(settings)
+    return set(client.get_collection(name).get(include=[])["ids"]), manifest
 
 
 def _metadatas(chunks: Sequence[Chunk]) -> list[dict]:
@@ -102,11 +108,17 @@ def write_index(
     sources: Sequence[str] = (),
     started_export: subprocess.Popen | None = None,
 ) -> IngestReport:
-    """Bring the index to exactly `chunks`; returns what changed. `started_export`: see start_export."""
+    """Bring the index to exactly `chunks`; returns what changed. `started_export`: see start_export.
+    A damaged current generation is not built upon: the new one is made from scratch (the report says
+    why). The caller holds the ingest lock."""
     started = time.perf_counter()
     unique = {c.chunk_id: c for c in chunks}
     model_path = settings.resolved_embedding_model_path()
-    old_ids, old_manifest = _existing_ids(settings)
+    health = check_index(settings)
+    if health.state == "unreachable":
+        raise UserError(health.reason or "the Chroma server cannot be reached")
+    repaired = health.reason if health.state == "damaged" else None
+    old_ids, old_manifest = _existing_ids(settings) if health.ok else (set(), {})
     same_model = (old_manifest.get("embedding_model"), old_manifest.get("tokenizer")) == (
         model_path,
         TOKENIZER_VERSION,
@@ -115,14 +127,12 @@ def write_index(
         old_ids = set()
     to_add = [c for cid, c in unique.items() if cid not in old_ids]
     to_remove = sorted(old_ids - unique.keys())
-    previous = current_generation(
-        settings, None if settings.chroma_mode == "persistent" else http_client(settings)
-    )
+    previous = health.generation if health.ok else None
     if previous and same_model and not to_add and not to_remove and _up_to_date(settings, previous):
         return IngestReport(previous, 0, 0, len(unique), len(unique), time.perf_counter() - started)
 
     generation = time.strftime("gen-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-    # BM25 tokens and the Chroma client first: they run while a started export finishes in its process.
+    # BM25 tokens first: they run while a started export finishes in its process.
     metadatas = _metadatas(to_add)
 
     def open_encoder() -> tuple[Encoder, dict]:
@@ -138,12 +148,48 @@ def write_index(
         }
         return encoder, manifest
 
-    if settings.chroma_mode == "persistent":
-        root = index_root(settings)
-        root.mkdir(parents=True, exist_ok=True)
-        staging = root / f".staging-{generation}"
-        if previous and same_model:
-            shutil.copytree(root / previous, staging)
+    base = previous if same_model else None
+    writer = _write_persistent if settings.chroma_mode == "persistent" else _write_http
+    try:
+        writer(settings, generation, base, to_add, metadatas, to_remove, open_encoder)
+    except OSError as error:
+        raise UserError(
+            f"ingest failed and was undone, the previous index is untouched: {error.strerror or error}"
+            + (" (free some disk space and run it again)" if error.errno == errno.ENOSPC else ""),
+            zh=f"导入失败并已撤销，之前的索引未被改动：{error.strerror or error}",
+        ) from error
+    return IngestReport(
+        generation,
+        len(to_add),
+        len(to_remove),
+        len(unique) - len(to_add),
+        len(unique),
+        time.perf_counter() - started,
+        repaired=repaired,
+    )
+
+
+EncoderOpener = Callable[[], tuple[Encoder, dict]]
+
+
+def _write_persistent(
+    settings: Settings,
+    generation: str,
+    base: str | None,
+    to_add: Sequence[Chunk],
+    metadatas: list[dict],
+    to_remove: list[str],
+    open_encoder: EncoderOpener,
+) -> None:
+    """Build the generation in a staging directory, which is removed on any failure, then switch to it."""
+    root = index_root(settings)
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in root.glob(".staging-*"):  # left by a killed ingest; the caller holds the ingest lock
+        shutil.rmtree(stale, ignore_errors=True)
+    staging = root / f".staging-{generation}"
+    try:
+        if base:
+            shutil.copytree(root / base, staging)
         else:
             staging.mkdir()
         client = persistent_client(staging)
@@ -155,33 +201,41 @@ def write_index(
         if to_remove:
             collection.delete(ids=to_remove)
         # A generation built from empty holds exactly the rows just added: no need to read them back.
-        write_rows(staging, collection_rows(collection) if previous and same_model else added)
-        write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
+        write_rows(staging, collection_rows(collection) if base else added)
+        write_atomic(staging / MANIFEST_FILE, json.dumps(manifest, indent=1))
         del collection, client
         os.replace(staging, root / generation)
-        write_atomic(root / "CURRENT", generation)
-        _prune_persistent(root, keep={generation, previous})
-    else:
-        client = http_client(settings)
-        name = f"{settings.collection}__{generation}"
-        collection = client.create_collection(name, configuration=COSINE, embedding_function=None)
-        if previous and same_model:
-            _copy_collection(client, f"{settings.collection}__{previous}", name, skip=set(to_remove))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    write_atomic(root / "CURRENT", generation)
+    _prune_persistent(root, keep={generation, base})
+
+
+def _write_http(
+    settings: Settings,
+    generation: str,
+    base: str | None,
+    to_add: Sequence[Chunk],
+    metadatas: list[dict],
+    to_remove: list[str],
+    open_encoder: EncoderOpener,
+) -> None:
+    """Build the generation as a new collection (dropped on any failure), then move the pointer to it."""
+    client = http_client(settings)
+    name = f"{settings.collection}__{generation}"
+    collection = client.create_collection(name, configuration=COSINE, embedding_function=None)
+    try:
+        if base:
+            _copy_collection(client, f"{settings.collection}__{base}", name, skip=set(to_remove))
         encoder, manifest = open_encoder()
         _add_chunks(collection, to_add, metadatas, encoder)
         collection.modify(metadata={"manifest": json.dumps(manifest)})
-        client.get_or_create_collection(pointer_collection(settings)).modify(
-            metadata={"generation": generation}
-        )
-        _prune_http(client, settings, keep={generation, previous})
-    return IngestReport(
-        generation,
-        len(to_add),
-        len(to_remove),
-        len(unique) - len(to_add),
-        len(unique),
-        time.perf_counter() - started,
-    )
+    except BaseException:
+        client.delete_collection(name)
+        raise
+    client.get_or_create_collection(pointer_collection(settings)).modify(metadata={"generation": generation})
+    _prune_http(client, settings, keep={generation, base})
 
 
 def _copy_collection(client, source: str, target: str, *, skip: set[str]) -> None:

@@ -8,7 +8,17 @@ import sys
 import typer
 
 from assistant.errors import UserError
-from ui.commands import assistant_cmds, check_plan, estimate, evaluate, ingest_search, mcp, recipes, skill
+from ui.commands import (
+    assistant_cmds,
+    check_plan,
+    doctor,
+    estimate,
+    evaluate,
+    ingest_search,
+    mcp,
+    recipes,
+    skill,
+)
 
 app = typer.Typer(
     name="autorecipe",
@@ -18,7 +28,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, evaluate, mcp, skill):
+for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, evaluate, mcp, skill, doctor):
     module.register(app)
 
 

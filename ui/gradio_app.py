@@ -118,8 +118,12 @@ def respond(
 ) -> Iterator:
     """Stream the answer section by section, then fill the side panel."""
     text = message_text(message)
-    conversation = replay(history, version)
-    answer = ask(text, version=version, conversation=conversation, lang=language, settings=settings)
+    try:  # the version comes from the dropdown, or from anyone calling the API
+        conversation = replay(history if isinstance(history, list) else [], version)
+        answer = ask(text, version=version, conversation=conversation, lang=language, settings=settings)
+    except UserError as error:
+        yield f"error: {error}", *EMPTY_PANEL
+        return
     sections = answer.answer_markdown.split("\n\n")
     shown = ""
     for section in sections[:-1]:

@@ -8,6 +8,7 @@ gbs, seq_length/sl) are accepted and expanded to the dotted keys they set.
 from __future__ import annotations
 
 import copy
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -197,7 +198,12 @@ _AT_LEAST_ONE = frozenset(
 def _as_int(value: Any, key: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or int(value) != value
+    ):
         raise UserError(f"{key} must be an integer, got {value!r}")
     return int(value)
 

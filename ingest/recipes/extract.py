@@ -329,8 +329,9 @@ def evaluate(interp: Interpreter, value: Any, call: dict[str, Any] | None = None
         result = value
     else:
         try:
+            file = value.module.relpath if isinstance(value, Func) else None
             result = interp.run_task(
-                interp.limits.call_steps, lambda: interp.call(value, [], dict(call or {}))
+                interp.limits.call_steps, lambda: interp.call(value, [], dict(call or {})), file=file
             )
         except BudgetExceeded as error:
             failure = f"not evaluated: {error}"

@@ -55,6 +55,8 @@ class Limits:
     collection_size: int = 10_000
     string_size: int = 100_000
     expression_depth: int = 120
+    integer_bits: int = 4_096  # a recipe's numbers are sizes and counts; `x = x * x` in a loop stops here
+    file_steps: int = 1_000_000  # all recipe calls of one file together (real files use at most 30,000)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,19 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _fits_bits(op: ast.operator, left: int, right: int, limits: Limits) -> bool:
+    """Whether an integer operation's result stays within the integer budget, judged before computing it
+    (bit length of a product is at most the sum, of a power the exponent times the base's)."""
+    bits = max(left.bit_length(), right.bit_length())
+    if isinstance(op, ast.Mult):
+        bits = left.bit_length() + right.bit_length()
+    elif isinstance(op, ast.Pow):
+        bits = left.bit_length() * max(right, 0)
+    elif isinstance(op, ast.LShift):
+        bits = left.bit_length() + max(right, 0)
+    return bits <= limits.integer_bits
 
 
 class BudgetExceeded(Exception):
@@ -271,6 +286,7 @@ class Interpreter:
         self.notes: dict[str, str] = {}
         self.steps = 0
         self.budget = self.limits.module_steps
+        self.file_steps: dict[str, int] = {}  # steps spent in recipe calls, per source file
         self.depth = 0
         self.expr_depth = 0
         self.parsers: list[Obj] = []  # argparse parsers built while evaluating (launcher extraction)
@@ -283,13 +299,21 @@ class Interpreter:
         if self.steps > self.budget:
             raise BudgetExceeded(f"step budget of {self.budget} exhausted")
 
-    def run_task(self, budget: int, fn: Callable[[], Any]) -> Any:
-        """Run fn with its own step budget, restoring the caller's budget afterwards."""
+    def run_task(self, budget: int, fn: Callable[[], Any], *, file: str | None = None) -> Any:
+        """Run fn with its own step budget, restoring the caller's budget afterwards. With `file`, the
+        steps also count against that file's total budget (all its recipe calls together)."""
+        if file is not None:
+            left = self.limits.file_steps - self.file_steps.get(file, 0)
+            if left <= 0:
+                raise BudgetExceeded(f"work budget of {self.limits.file_steps} steps for {file} exhausted")
+            budget = min(budget, left)
         saved = (self.steps, self.budget, self.taint, self.depth, self.expr_depth)
         self.steps, self.budget, self.taint, self.depth, self.expr_depth = 0, budget, [], 0, 0
         try:
             return fn()
         finally:
+            if file is not None:
+                self.file_steps[file] = self.file_steps.get(file, 0) + self.steps
             self.steps, self.budget, self.taint, self.depth, self.expr_depth = saved
 
     # ------------------------------------------------------------------ modules
@@ -853,13 +877,15 @@ class Interpreter:
         if not (is_plain(left) and is_plain(right)):
             return Unknown(f"operation on values not known statically ({type(op).__name__})")
         if not self._safe_binop(op, left, right):
-            return Unknown("arithmetic result too large to evaluate")
+            return Unknown(f"integer budget: the result would exceed {self.limits.integer_bits} bits")
         try:
             return _BINOPS[type(op)](left, right)
         except Exception as error:  # noqa: BLE001 - interpreted code may divide by zero etc.
             return Unknown(f"operation failed: {type(error).__name__}")
 
     def _safe_binop(self, op: ast.operator, left: Any, right: Any) -> bool:
+        if isinstance(left, int) and isinstance(right, int) and not _fits_bits(op, left, right, self.limits):
+            return False
         if isinstance(op, ast.Pow):
             return isinstance(right, int | float) and abs(right) <= 64 and abs(left) <= 2**64
         if isinstance(op, ast.LShift):

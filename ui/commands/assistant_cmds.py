@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
+from assistant.bounds import batch_line, valid_text
 from assistant.errors import UserError
 from assistant.settings import get_settings
 
@@ -23,15 +24,15 @@ def _answer_json(question: str, version: str | None, lang: str) -> dict:
 def _batch(path: Path) -> None:
     """One JSON object per input line in, one answer (plus its id) per output line out."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UserError(f"cannot read batch file {path}: {error}") from error
+        lines = path.read_bytes().splitlines()
+    except OSError as error:
+        raise UserError(f"cannot read batch file {path}: {error.strerror or error}") from error
     failures = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(batch_line(raw))
             if not isinstance(row, dict) or not isinstance(row.get("question"), str):
                 raise ValueError('each line needs {"id", "question", "version"} with a string question')
             payload = _answer_json(row["question"], row.get("version"), row.get("lang", "auto"))
@@ -39,7 +40,7 @@ def _batch(path: Path) -> None:
         except (ValueError, UserError) as error:
             failures += 1
             payload = {"id": None, "line": number, "error": str(error)}
-        typer.echo(json.dumps(payload, ensure_ascii=False))
+        typer.echo(valid_text(json.dumps(payload, ensure_ascii=False))[0])  # an id may hold a lone surrogate
     if failures:
         typer.secho(f"{failures} line(s) could not be answered; see their 'error'", fg="yellow", err=True)
 
@@ -75,12 +76,13 @@ def chat_command(
     port: int = typer.Option(7860, "--port", help="Port to listen on."),
 ) -> None:
     """Open the Gradio chat in the browser (runs offline on the embedded index)."""
-    from assistant.vectorstore import current_generation
+    from assistant.index_health import check_index
     from ui.gradio_app import launch
 
     settings = get_settings()
-    if settings.chroma_mode == "persistent" and current_generation(settings) is None:
-        typer.secho("note: no index yet, answers will have no citations; run `autorecipe ingest`", err=True)
+    health = check_index(settings) if settings.chroma_mode == "persistent" else None
+    if health is not None and not health.ok:
+        typer.secho(f"note: index {health.state} ({health.reason}); answers may lack citations", err=True)
     typer.echo(f"Auto Recipe chat on http://{host}:{port}", err=True)
     sys.stdout.flush()
     launch(host=host, port=port, settings=settings)

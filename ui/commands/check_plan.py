@@ -10,8 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from assistant import catalog
-from assistant.bounds import check_gpus
-from assistant.errors import UserError
+from assistant.bounds import check_gpus, check_seq_len
 from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from assistant.planning.resize import resize
@@ -73,8 +72,7 @@ def _arch(record: RecipeRecord) -> ModelArch | None:
 def _user_overrides(items: list[str] | None, seq_len: int | None) -> dict[str, Any]:
     overrides = parse_overrides(list(items or []))
     if seq_len is not None:
-        if seq_len <= 0:
-            raise UserError(f"--seq-len must be positive, got {seq_len}")
+        check_seq_len(seq_len)
         overrides["dataset.seq_length"] = seq_len
         overrides["model.seq_length"] = seq_len
     return overrides
@@ -145,6 +143,7 @@ def run_plan(
 ) -> dict[str, Any]:
     version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
     user = _user_overrides(overrides, None)
+    check_seq_len(seq_len)
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
     chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
     findings = list(result.findings)

@@ -13,11 +13,12 @@ from typing import Any
 
 import typer
 
-from assistant.bounds import check_gpus
+from assistant.bounds import check_gpus, check_tokens, check_top_k
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
 from assistant.records import Cluster, RecipeRecord
+from assistant.spec_input import load_spec
 
 MODES = ("pretrain", "sft", "peft")
 SPEC_RUN_FIELDS = (
@@ -150,6 +151,8 @@ def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.planning.estimate import estimate_run
 
+    check_top_k(args.top_k)
+    check_tokens(args.tokens)
     return estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
 
 
@@ -158,7 +161,7 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
     gpus = args.gpus or spec.get("gpus") or spec.get("num_gpus")
     if not gpus:
         raise UserError("say how many GPUs: --gpus N")
-    per_node = args.gpus_per_node or spec.get("gpus_per_node") or 8
+    per_node = next((n for n in (args.gpus_per_node, spec.get("gpus_per_node")) if n is not None), 8)
     check_gpus(int(gpus), int(per_node))
     return Cluster(
         num_gpus=int(gpus), gpu_type=args.gpu_type or spec.get("gpu_type") or "h100", gpus_per_node=per_node
@@ -248,14 +251,7 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.models import TRANSFORMER_ARCH_FIELDS, arch_from_transformer_config
 
-    try:
-        spec = json.loads(args.spec.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UserError(f"cannot read spec file {args.spec}: {error.strerror}") from error
-    except json.JSONDecodeError as error:
-        raise UserError(f"spec file {args.spec} is not JSON: {error.msg} (line {error.lineno})") from error
-    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
-        raise UserError('spec file needs a "model" object with Megatron TransformerConfig fields')
+    spec = load_spec(args.spec)
     model, train = spec["model"], spec.get("train") or {}
     missing = [
         k

@@ -24,6 +24,8 @@ def ingest(
     from ingest.build import ingest as run_ingest
 
     report, warnings = run_ingest(get_settings(), list(paths or []), forget=list(forget or []))
+    if report.repaired:
+        warnings = [f"the previous index was damaged ({report.repaired}); rebuilt it from scratch", *warnings]
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
     summary = {
@@ -34,6 +36,7 @@ def ingest(
         "changed": report.changed,
         "total": report.total,
         "seconds": round(report.seconds, 2),
+        "repaired": report.repaired,
     }
     if as_json:
         typer.echo(json.dumps(summary))
