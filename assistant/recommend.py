@@ -17,6 +17,7 @@ from assistant import hardware_data
 from assistant.bounds import check_gpus
 from assistant.catalog import for_goal, forward_step_of, on_gpu
 from assistant.estimate.features import features_from_fields
+from assistant.estimate.run import RunSettings
 from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.estimate.throughput import ThroughputEstimate, TrackRecord, estimate_throughput
@@ -396,16 +397,13 @@ def estimate_run(
     track = hardware_data.track_record(rec.arch.hf_model_id, common["precision"])
     rec.speed_track = track if track and track.known_bias(calibration.median_error) else None
     if rec.plan is not None:
-        rec.speed = estimate_throughput(
-            rec.arch,
-            rec.plan,
-            hw,
-            recompute=record.recompute if recompute == "recipe" else recompute,
+        run = RunSettings(
+            recompute=record.recompute if recompute == "recipe" else recompute,  # type: ignore[arg-type]
             gpus_per_node=cluster.gpus_per_node,
-            calibration=calibration,
             features=features,
             **common,
         )
+        rec.speed = estimate_throughput(rec.arch, rec.plan, hw, run, calibration=calibration)
     no_fit = rec.plan is None and any(f.id == "does-not-fit" for f in rec.findings)
     plan_does_not_fit = rec.fit is not None and rec.fit.status == "does-not-fit"
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.

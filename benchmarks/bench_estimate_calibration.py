@@ -15,7 +15,10 @@ import statistics
 from collections import defaultdict
 
 from assistant import hardware_data
-from assistant.estimate.calibrate import (
+from assistant.estimate.throughput import precision_key
+from assistant.settings import KNOWLEDGE_BASE
+from ingest.calibration import load_archs, memory_cases
+from ingest.calibration_fit import (
     CONFIG_FIELDS,
     distinct_cases,
     error_table,
@@ -25,9 +28,6 @@ from assistant.estimate.calibrate import (
     release_tuple,
     usable_rows,
 )
-from assistant.estimate.throughput import precision_key
-from assistant.settings import KNOWLEDGE_BASE
-from ingest.calibration import load_archs, memory_cases
 
 CALIBRATION = KNOWLEDGE_BASE / "calibration"
 # Perf-table models the estimators describe but the fit leaves out, scored blind (archs.json has no entry).

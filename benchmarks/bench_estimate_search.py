@@ -17,13 +17,15 @@ import time
 from collections import defaultdict
 
 from assistant import hardware_data
-from assistant.estimate.calibrate import latest_per_config, plan_of_row, row_features, usable_rows
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.memory import estimate_memory
+from assistant.estimate.run import RunSettings
 from assistant.estimate.search import is_valid_layout, recompute_options, search_layouts
 from assistant.estimate.throughput import estimate_throughput
 from assistant.records import Cluster
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import load_archs
+from ingest.calibration_fit import latest_per_config, plan_of_row, row_features, usable_rows
 
 CALIBRATION = KNOWLEDGE_BASE / "calibration"
 TOP_K = 5
@@ -105,19 +107,12 @@ def published_estimate(row: dict, arch, hw) -> float | None:
     options = {"seq_length": row["seq_length"], "mode": row["mode"], "precision": row["precision"],
                "grad_reduce_in_fp32": False, "fsdp": bool(row["fsdp"])}  # fmt: skip
     for recompute, modules in recompute_options(arch):
-        memory = estimate_memory(arch, plan, hw, recompute=recompute, recompute_modules=modules,
-                                 overheads=hardware_data.memory_overheads(), **options)  # fmt: skip
+        run = RunSettings(recompute=recompute, recompute_modules=modules, **options)
+        memory = estimate_memory(arch, plan, hw, run, overheads=hardware_data.memory_overheads())
         if memory.fits:
-            return estimate_throughput(
-                arch,
-                plan,
-                hw,
-                recompute=recompute,
-                recompute_modules=modules,
-                calibration=hardware_data.calibration(),
-                features=row_features(row),
-                **options,
-            ).tokens_per_sec_per_gpu
+            speed_run = run.but(features=row_features(row) or RunFeatures())
+            speed = estimate_throughput(arch, plan, hw, speed_run, calibration=hardware_data.calibration())
+            return speed.tokens_per_sec_per_gpu
     return None
 
 

@@ -355,7 +355,7 @@ def load_archs(out: Path) -> dict:
 
 def memory_cases(out: Path, hw: dict) -> list[dict[str, Any]]:
     """Measured peaks as estimator inputs: [{"case", "gpu", "measured", "stage", "name", "source"}]."""
-    from assistant.estimate.calibrate import golden_case
+    from ingest.calibration_fit import golden_case
 
     data = json.loads((out / "memory_rows.json").read_text(encoding="utf-8"))
     archs = load_archs(out)
@@ -424,7 +424,7 @@ def fit_all(out: Path) -> dict[str, Any]:
     """Fit throughput efficiencies (releases <= 26.04.01, recency decay chosen on a validation split inside
     them) and memory overheads (A100/H100 rows only)."""
     from assistant import hardware_data
-    from assistant.estimate.calibrate import fit_memory, fit_throughput, select_recency_decay, track_records
+    from ingest.calibration_fit import fit_memory, fit_throughput, select_recency_decay, track_records
 
     hw = hardware_data.hardware_table()
     archs = load_archs(out)

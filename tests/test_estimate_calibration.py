@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from assistant import hardware_data
-from assistant.estimate.calibrate import is_training_row, latest_per_config, release_tuple
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import parse_perf_markdown
+from ingest.calibration_fit import is_training_row, latest_per_config, release_tuple
 
 CALIBRATION = KNOWLEDGE_BASE / "calibration"
 
@@ -92,8 +92,8 @@ def test_latest_measurement_per_configuration_wins() -> None:
 def test_track_records_are_the_fitted_estimate_against_the_published_rows() -> None:
     """fit.json's per-model, per-precision record is what track_records gives on the committed rows with the
     committed fit (so it cannot go stale), and it covers every modelled model."""
-    from assistant.estimate.calibrate import track_records
     from ingest.calibration import load_archs
+    from ingest.calibration_fit import track_records
 
     fit = json.loads((CALIBRATION / "fit.json").read_text())
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]

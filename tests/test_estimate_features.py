@@ -9,10 +9,11 @@ import pytest
 
 from assistant import hardware_data
 from assistant.catalog import load_catalog
-from assistant.estimate.calibrate import plan_of_row
 from assistant.estimate.features import RunFeatures, cuda_graph_kind, features_from_fields
+from assistant.estimate.run import RunSettings
 from assistant.estimate.throughput import Calibration, estimate_throughput
 from assistant.settings import KNOWLEDGE_BASE
+from ingest.calibration_fit import plan_of_row
 from ingest.perf_features import BRIDGE_TAG_OF_RELEASE, match_recipe, run_settings
 from tests.archs import QWEN3_30B
 
@@ -59,8 +60,12 @@ def test_multi_token_prediction_is_read_from_the_recipe_and_costs_time() -> None
 
     def speed(mtp: int) -> float:
         run = features.model_copy(update={"mtp_layers": mtp})
-        return estimate_throughput(arch, plan, hardware_data.gpu_spec("gb300"), seq_length=8192,
-                                   precision="mxfp8", features=run).tokens_per_sec_per_gpu  # fmt: skip
+        return estimate_throughput(
+            arch,
+            plan,
+            hardware_data.gpu_spec("gb300"),
+            RunSettings(seq_length=8192, precision="mxfp8", features=run),
+        ).tokens_per_sec_per_gpu
 
     assert speed(2) < 0.95 * speed(0)
 
@@ -132,10 +137,8 @@ def _qwen(features: RunFeatures | None, precision: str = "mxfp8", cal: Calibrati
         QWEN3_30B,
         plan_of_row(row),
         hardware_data.gpu_spec("gb200"),
-        seq_length=row["seq_length"],
-        precision=precision,
+        RunSettings(seq_length=row["seq_length"], precision=precision, features=features or RunFeatures()),
         calibration=cal or hardware_data.calibration(),
-        features=features,
     )
 
 
@@ -173,9 +176,12 @@ def test_flex_dispatch_sends_a_token_once_per_remote_node() -> None:
 
     def ep_time(features: RunFeatures) -> float:
         est = estimate_throughput(
-            QWEN3_30B, layout, h100, seq_length=4096, precision="fp8_cs", features=features,
+            QWEN3_30B,
+            layout,
+            h100,
+            RunSettings(seq_length=4096, precision="fp8_cs", features=features),
             calibration=hardware_data.calibration(),
-        )  # fmt: skip
+        )
         return est.exposed_comm_s.ep
 
     assert ep_time(RunFeatures(flex_dispatcher=True)) < 0.6 * ep_time(RunFeatures())

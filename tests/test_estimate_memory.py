@@ -8,8 +8,10 @@ import pytest
 
 from assistant import hardware_data
 from assistant.errors import UserError
+from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, load_hardware, resolve_gpu
 from assistant.estimate.memory import estimate_memory
+from assistant.estimate.run import RunSettings
 from assistant.records import Plan
 from assistant.settings import KNOWLEDGE_BASE
 from tests.archs import LLAMA3_8B, LLAMA3_70B, QWEN3_30B
@@ -27,7 +29,7 @@ def plan(gpus: int, tp: int = 1, pp: int = 1, vp: int | None = None, cp: int = 1
 
 def test_more_tp_means_fewer_params_per_gpu() -> None:
     sizes = [
-        estimate_memory(LLAMA3_70B, plan(8, tp=t), H100, seq_length=4096).breakdown.params
+        estimate_memory(LLAMA3_70B, plan(8, tp=t), H100, RunSettings(seq_length=4096)).breakdown.params
         for t in (1, 2, 4, 8)
     ]
     assert sizes == sorted(sizes, reverse=True)
@@ -36,7 +38,9 @@ def test_more_tp_means_fewer_params_per_gpu() -> None:
 
 def test_recompute_cuts_activations() -> None:
     def activations(recompute: str | None) -> float:
-        est = estimate_memory(LLAMA3_8B, plan(8, tp=2), H100, seq_length=8192, recompute=recompute)
+        est = estimate_memory(
+            LLAMA3_8B, plan(8, tp=2), H100, RunSettings(seq_length=8192, recompute=recompute)
+        )
         return est.breakdown.activations
 
     none, selective, full = activations(None), activations("selective"), activations("full")
@@ -45,44 +49,44 @@ def test_recompute_cuts_activations() -> None:
 
 
 def test_peft_freezes_the_base() -> None:
-    full = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, seq_length=4096, mode="pretrain")
-    lora = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, seq_length=4096, mode="peft")
+    full = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, RunSettings(seq_length=4096, mode="pretrain"))
+    lora = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, RunSettings(seq_length=4096, mode="peft"))
     assert lora.breakdown.optimizer < 0.02 * full.breakdown.optimizer
     assert lora.breakdown.grads < 0.02 * full.breakdown.grads
     assert lora.breakdown.params >= full.breakdown.params  # the frozen base is still there, plus adapters
 
 
 def test_distributed_optimizer_shards_over_dp() -> None:
-    small = estimate_memory(LLAMA3_8B, plan(8, tp=8, gbs=8), H100, seq_length=4096)
-    large = estimate_memory(LLAMA3_8B, plan(64, tp=8, gbs=64), H100, seq_length=4096)
+    small = estimate_memory(LLAMA3_8B, plan(8, tp=8, gbs=8), H100, RunSettings(seq_length=4096))
+    large = estimate_memory(LLAMA3_8B, plan(64, tp=8, gbs=64), H100, RunSettings(seq_length=4096))
     assert large.breakdown.optimizer == pytest.approx(small.breakdown.optimizer / 8, rel=0.01)
     plain = estimate_memory(
-        LLAMA3_8B, plan(64, tp=8, gbs=64), H100, seq_length=4096, distributed_optimizer=False
+        LLAMA3_8B, plan(64, tp=8, gbs=64), H100, RunSettings(seq_length=4096, distributed_optimizer=False)
     )
     assert plain.breakdown.optimizer > 7 * large.breakdown.optimizer
 
 
 def test_bf16_gradients_halve_the_gradient_buffer() -> None:
-    fp32 = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096)
-    bf16 = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, grad_reduce_in_fp32=False)
+    fp32 = estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096))
+    bf16 = estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096, grad_reduce_in_fp32=False))
     assert bf16.breakdown.grads == pytest.approx(fp32.breakdown.grads / 2)
 
 
 def test_fp8_saves_gemm_inputs_in_one_byte() -> None:
-    bf16 = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, precision="bf16")
-    fp8 = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, precision="fp8_cs")
+    bf16 = estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096, precision="bf16"))
+    fp8 = estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096, precision="fp8_cs"))
     assert fp8.breakdown.activations < bf16.breakdown.activations
 
 
 def test_context_parallel_splits_activations() -> None:
-    one = estimate_memory(LLAMA3_8B, plan(8, cp=1), H100, seq_length=8192)
-    two = estimate_memory(LLAMA3_8B, plan(8, cp=2), H100, seq_length=8192)
+    one = estimate_memory(LLAMA3_8B, plan(8, cp=1), H100, RunSettings(seq_length=8192))
+    two = estimate_memory(LLAMA3_8B, plan(8, cp=2), H100, RunSettings(seq_length=8192))
     assert two.breakdown.activations == pytest.approx(one.breakdown.activations / 2, rel=0.02)
 
 
 def test_expert_parallel_shards_experts() -> None:
     sizes = [
-        estimate_memory(QWEN3_30B, plan(8, ep=e, gbs=64), H100, seq_length=4096).breakdown.params
+        estimate_memory(QWEN3_30B, plan(8, ep=e, gbs=64), H100, RunSettings(seq_length=4096)).breakdown.params
         for e in (1, 2, 8)
     ]
     assert sizes == sorted(sizes, reverse=True)
@@ -92,9 +96,12 @@ def test_expert_parallel_shards_experts() -> None:
 def test_llama3_70b_pretrain_on_8_h100_does_not_fit() -> None:
     """Even TP=8 with full recompute needs roughly twice an H100: a quantified no."""
     est = estimate_memory(
-        LLAMA3_70B, plan(8, tp=8, gbs=128), H100, seq_length=8192, recompute="full",
+        LLAMA3_70B,
+        plan(8, tp=8, gbs=128),
+        H100,
+        RunSettings(seq_length=8192, recompute="full"),
         overheads=hardware_data.memory_overheads(),
-    )  # fmt: skip
+    )
     assert not est.fits
     assert est.margin_bytes < -60 * GIB
     assert est.margin_bytes == pytest.approx(est.usable_bytes - est.peak_bytes)
@@ -105,8 +112,7 @@ def test_lora_llama3_8b_on_one_h100_fits() -> None:
         LLAMA3_8B,
         plan(1, gbs=8),
         H100,
-        seq_length=4096,
-        mode="peft",
+        RunSettings(seq_length=4096, mode="peft"),
         overheads=hardware_data.memory_overheads(),
     )
     assert est.fits
@@ -120,26 +126,40 @@ def test_peaks_follow_the_documented_measurements() -> None:
     memory_speed test: 54.2 GiB on A100."""
     ov = hardware_data.memory_overheads()
     sft = estimate_memory(
-        LLAMA3_70B, plan(32, tp=4, pp=4, vp=5, gbs=32), H100, seq_length=4096, mode="sft",
-        precision="fp8_cs", recompute="selective", recompute_modules=["mlp"], grad_reduce_in_fp32=False,
-        overheads=ov, stage="first",
-    )  # fmt: skip
+        LLAMA3_70B,
+        plan(32, tp=4, pp=4, vp=5, gbs=32),
+        H100,
+        RunSettings(
+            seq_length=4096,
+            mode="sft",
+            precision="fp8_cs",
+            recompute="selective",
+            recompute_modules=["mlp"],
+            grad_reduce_in_fp32=False,
+        ),
+        overheads=ov,
+        stage="first",
+    )
     assert sft.allocated_bytes == pytest.approx(55.6e9, rel=0.15)
     gpt7b = LLAMA3_8B.model_copy(
         update={"vocab_size": 131073, "gated_linear_unit": False, "ffn_hidden_size": None}
     )
     test_plan = plan(8, tp=4, mbs=2, gbs=8).model_copy(update={"sp": False})
-    megatron = estimate_memory(gpt7b, test_plan, HW["a100"], seq_length=8192, overheads=ov, stage="last")
+    megatron = estimate_memory(
+        gpt7b, test_plan, HW["a100"], RunSettings(seq_length=8192), overheads=ov, stage="last"
+    )
     assert megatron.allocated_bytes / GIB == pytest.approx(54.2, rel=0.15)
 
 
 def test_bad_layouts_are_user_errors() -> None:
     with pytest.raises(UserError, match="not a multiple"):
-        estimate_memory(LLAMA3_8B, plan(8, tp=8).model_copy(update={"tp": 3}), H100, seq_length=4096)
+        estimate_memory(
+            LLAMA3_8B, plan(8, tp=8).model_copy(update={"tp": 3}), H100, RunSettings(seq_length=4096)
+        )
     with pytest.raises(UserError, match="not divisible"):
-        estimate_memory(LLAMA3_8B, plan(8).model_copy(update={"gbs": 12}), H100, seq_length=4096)
+        estimate_memory(LLAMA3_8B, plan(8).model_copy(update={"gbs": 12}), H100, RunSettings(seq_length=4096))
     with pytest.raises(UserError, match="unknown precision"):
-        estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, precision="int3")
+        estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096, precision="int3"))
 
 
 def test_gpu_aliases_and_capacities() -> None:
@@ -155,14 +175,14 @@ def test_gpu_aliases_and_capacities() -> None:
 def test_hybrid_models_are_refused_not_guessed() -> None:
     hybrid = LLAMA3_8B.model_copy(update={"is_hybrid": True})
     with pytest.raises(UserError, match="Mamba"):
-        estimate_memory(hybrid, plan(8), H100, seq_length=4096)
+        estimate_memory(hybrid, plan(8), H100, RunSettings(seq_length=4096))
 
 
 def test_tight_margins_are_flagged() -> None:
-    roomy = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, seq_length=4096, mode="peft")
+    roomy = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, RunSettings(seq_length=4096, mode="peft"))
     assert not roomy.tight
     for seq in range(2048, 65536, 1024):  # walk up to the edge: somewhere the margin becomes tight
-        est = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, seq_length=seq, mode="peft")
+        est = estimate_memory(LLAMA3_8B, plan(1, gbs=8), H100, RunSettings(seq_length=seq, mode="peft"))
         if est.tight:
             assert abs(est.margin_bytes) < 0.1 * est.usable_bytes
             break
@@ -180,8 +200,17 @@ def test_a_mamba_hybrid_is_estimated_layer_by_layer() -> None:
         layout = Plan.sized(
             num_gpus=gpus, tp=tp, pp=1, cp=1, mbs=1, gbs=1024, vp=None, ep=8, etp=1, sp=tp > 1
         )
-        return estimate_memory(NEMOTRON_3_NANO, layout, H100, seq_length=8192, grad_reduce_in_fp32=False,
-                               recompute="selective", recompute_modules=["moe", "layernorm"])  # fmt: skip
+        return estimate_memory(
+            NEMOTRON_3_NANO,
+            layout,
+            H100,
+            RunSettings(
+                seq_length=8192,
+                grad_reduce_in_fp32=False,
+                recompute="selective",
+                recompute_modules=["moe", "layernorm"],
+            ),
+        )
 
     eight, sixteen = peak(8), peak(16)
     assert eight.breakdown.optimizer == pytest.approx(2 * sixteen.breakdown.optimizer, rel=0.1)
@@ -204,8 +233,8 @@ def test_the_precision_aware_optimizer_keeps_the_dtypes_the_recipe_names() -> No
     assert optimizer_state_bytes(named) == 6.0
     assert optimizer_state_bytes({"optimizer.use_precision_aware_optimizer": True}) == 12.0  # fp32 defaults
     assert optimizer_state_bytes({}) is None
-    six = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, optimizer_bytes=6.0)
-    twelve = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096)
+    six = estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096, optimizer_bytes=6.0))
+    twelve = estimate_memory(LLAMA3_8B, plan(8), H100, RunSettings(seq_length=4096))
     assert six.breakdown.optimizer == pytest.approx(twelve.breakdown.optimizer / 2)
 
 
@@ -214,7 +243,9 @@ def test_te_cross_entropy_keeps_the_logits_in_bf16() -> None:
     Megatron-Core's own paths cast them to fp32 first, which the fitted constant covers."""
 
     def logits(te: bool) -> float:
-        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=8192, te_cross_entropy=te)
+        est = estimate_memory(
+            LLAMA3_8B, plan(8), H100, RunSettings(seq_length=8192, features=RunFeatures(te_cross_entropy=te))
+        )
         return est.breakdown.logits
 
     padded_vocab = 128_256  # Llama 3's vocabulary is already a multiple of 128
@@ -240,7 +271,12 @@ def test_lora_saves_only_what_a_frozen_base_needs() -> None:
     saves what full SFT saves; with fewer targets, less."""
 
     def activations(mode: str, targets: list[str] | None = None) -> float:
-        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, mode=mode, lora_targets=targets)
+        est = estimate_memory(
+            LLAMA3_8B,
+            plan(8),
+            H100,
+            RunSettings(seq_length=4096, mode=mode, features=RunFeatures(lora_targets=targets)),
+        )
         return est.breakdown.activations
 
     qkv_only = activations("peft", ["linear_qkv"])
@@ -251,8 +287,14 @@ def test_lora_saves_only_what_a_frozen_base_needs() -> None:
 
 def test_lora_rank_and_targets_set_the_adapter_state() -> None:
     def adapter_state(rank: int, targets: list[str] | None) -> float:
-        est = estimate_memory(LLAMA3_8B, plan(8), H100, seq_length=4096, mode="peft", lora_rank=rank,
-                              lora_targets=targets)  # fmt: skip
+        est = estimate_memory(
+            LLAMA3_8B,
+            plan(8),
+            H100,
+            RunSettings(
+                seq_length=4096, mode="peft", lora_rank=rank, features=RunFeatures(lora_targets=targets)
+            ),
+        )
         return est.breakdown.grads + est.breakdown.optimizer
 
     assert adapter_state(32, None) == pytest.approx(2 * adapter_state(16, None))
@@ -264,8 +306,14 @@ def test_uniform_full_recompute_keeps_one_input_per_group() -> None:
     first recompute_num_layers layers of each chunk and keeps the others whole."""
 
     def activations(method: str, layers: int) -> float:
-        est = estimate_memory(LLAMA3_8B, plan(8, pp=2, gbs=64), H100, seq_length=4096, recompute="full",
-                              recompute_method=method, recompute_num_layers=layers)  # fmt: skip
+        est = estimate_memory(
+            LLAMA3_8B,
+            plan(8, pp=2, gbs=64),
+            H100,
+            RunSettings(
+                seq_length=4096, recompute="full", recompute_method=method, recompute_num_layers=layers
+            ),
+        )
         return est.breakdown.activations
 
     block = [activations("block", n) for n in (4, 2, 1)]
@@ -290,7 +338,7 @@ def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:
     arch = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
     assert layer_kinds(arch)[:4] == "YYYX" and layer_kinds(arch).count("X") == 12
     assert total_params(dims_of(arch)) == pytest.approx(arch.total_params, rel=1e-6)
-    est = estimate_memory(arch, plan(16, tp=2, ep=8, gbs=64), HW["gb200"], seq_length=4096)
+    est = estimate_memory(arch, plan(16, tp=2, ep=8, gbs=64), HW["gb200"], RunSettings(seq_length=4096))
     assert est.breakdown.activations > 0 and est.peak_bytes > est.breakdown.params
 
 

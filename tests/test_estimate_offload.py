@@ -13,6 +13,7 @@ from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, load_hardware
 from assistant.estimate.memory import HOST_MEMORY_SHARE, estimate_memory, layer_activation_bytes
+from assistant.estimate.run import RunSettings
 from assistant.estimate.search import layout_config, layout_findings, search_layouts
 from assistant.estimate.throughput import estimate_throughput
 from assistant.records import Cluster, Plan
@@ -31,8 +32,8 @@ def fsdp_plan(mbs: int = 1, gpus: int = 64, gbs: int = 256) -> Plan:
 def test_offloaded_layers_leave_the_gpu_and_wait_in_host_memory() -> None:
     plan, gb200 = fsdp_plan(), HW["gb200"]
     per_layer = layer_activation_bytes(LLAMA3_70B, plan, seq_length=8192, precision="fp8_cs")
-    base = estimate_memory(LLAMA3_70B, plan, gb200, **FSDP_RUN)
-    offloaded = estimate_memory(LLAMA3_70B, plan, gb200, offload_layers=40, **FSDP_RUN)
+    base = estimate_memory(LLAMA3_70B, plan, gb200, RunSettings(**FSDP_RUN))
+    offloaded = estimate_memory(LLAMA3_70B, plan, gb200, RunSettings(offload_layers=40, **FSDP_RUN))
     freed = base.breakdown.activations - offloaded.breakdown.activations
     assert freed == pytest.approx(39 * per_layer, rel=0.01)  # one layer's buffer stays
     assert offloaded.offloaded_bytes == pytest.approx(40 * per_layer, rel=0.01)
@@ -42,7 +43,7 @@ def test_offloaded_layers_leave_the_gpu_and_wait_in_host_memory() -> None:
 
 def test_host_memory_bounds_what_can_be_offloaded() -> None:
     plan, gb200 = fsdp_plan(mbs=8, gbs=512), HW["gb200"]
-    estimate = estimate_memory(LLAMA3_70B, plan, gb200, offload_layers=79, **FSDP_RUN)
+    estimate = estimate_memory(LLAMA3_70B, plan, gb200, RunSettings(offload_layers=79, **FSDP_RUN))
     assert estimate.peak_bytes <= estimate.usable_bytes  # the GPU side would fit ...
     assert estimate.offloaded_bytes > HOST_MEMORY_SHARE * gb200.host_memory_bytes
     assert not estimate.fits  # ... but the host cannot hold the activations
@@ -58,15 +59,15 @@ def test_host_memory_bounds_what_can_be_offloaded() -> None:
 )
 def test_megatron_limits_are_user_errors_with_the_upstream_text(overrides: dict, text: str) -> None:
     with pytest.raises(UserError, match=text):
-        estimate_memory(LLAMA3_70B, fsdp_plan(), HW["gb200"], **(FSDP_RUN | overrides))
+        estimate_memory(LLAMA3_70B, fsdp_plan(), HW["gb200"], RunSettings(**FSDP_RUN | overrides))
     with pytest.raises(UserError, match=text):
-        estimate_throughput(LLAMA3_70B, fsdp_plan(), HW["gb200"], **(FSDP_RUN | overrides))
+        estimate_throughput(LLAMA3_70B, fsdp_plan(), HW["gb200"], RunSettings(**FSDP_RUN | overrides))
 
 
 def test_offloading_needs_pipeline_parallelism_off() -> None:
     plan = Plan.sized(num_gpus=64, tp=1, pp=4, cp=1, mbs=1, gbs=256, vp=None, ep=1, etp=None, sp=False)
     with pytest.raises(UserError, match=upstream.OFFLOAD_PP):
-        estimate_memory(LLAMA3_70B, plan, HW["gb200"], seq_length=8192, offload_layers=10)
+        estimate_memory(LLAMA3_70B, plan, HW["gb200"], RunSettings(seq_length=8192, offload_layers=10))
 
 
 def test_nvlink_c2c_hides_the_transfers_that_pcie_exposes() -> None:
@@ -76,21 +77,25 @@ def test_nvlink_c2c_hides_the_transfers_that_pcie_exposes() -> None:
 
     def exposed_share(gpu: str) -> float:
         speed = estimate_throughput(
-            LLAMA3_70B, fsdp_plan(mbs=2), HW[gpu], offload_layers=40, calibration=cal, **FSDP_RUN
+            LLAMA3_70B, fsdp_plan(mbs=2), HW[gpu], RunSettings(offload_layers=40, **FSDP_RUN), calibration=cal
         )
         return speed.offload_s / speed.step_time_s
 
     assert exposed_share("gb200") < 0.03  # about 2% of the step with the fitted GEMM speed
     assert exposed_share("h100") > 10 * max(exposed_share("gb200"), 0.002)  # about 40%
-    speed = estimate_throughput(LLAMA3_70B, fsdp_plan(), HW["gb200"], offload_layers=40, **FSDP_RUN)
+    speed = estimate_throughput(
+        LLAMA3_70B, fsdp_plan(), HW["gb200"], RunSettings(offload_layers=40, **FSDP_RUN)
+    )
     assert any("CPU offloading of 40 layers" in a for a in speed.assumptions)
 
 
 def test_fsdp_keeps_only_its_shard_of_the_fp8_weight_copies() -> None:
     """Megatron-FSDP casts the parameter shard it holds, so FP8 adds a shard, not a full model copy."""
     plan, gb200 = fsdp_plan(), HW["gb200"]
-    fp8 = estimate_memory(LLAMA3_70B, plan, gb200, **FSDP_RUN).breakdown.params
-    bf16 = estimate_memory(LLAMA3_70B, plan, gb200, **(FSDP_RUN | {"precision": "bf16"})).breakdown.params
+    fp8 = estimate_memory(LLAMA3_70B, plan, gb200, RunSettings(**FSDP_RUN)).breakdown.params
+    bf16 = estimate_memory(
+        LLAMA3_70B, plan, gb200, RunSettings(**FSDP_RUN | {"precision": "bf16"})
+    ).breakdown.params
     assert fp8 - bf16 < 2 * GIB  # 70B / 64 ranks of one-byte copies is about 1 GiB
 
 

@@ -8,8 +8,9 @@ import pytest
 
 from assistant import hardware_data
 from assistant.estimate.hardware import load_hardware
+from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import dims_of, flops_per_token
-from assistant.estimate.throughput import Calibration, estimate_throughput, precision_key
+from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
 from assistant.records import ModelArch, Plan
 from assistant.settings import KNOWLEDGE_BASE
 
@@ -28,8 +29,9 @@ def plan(gpus: int, tp: int, pp: int, vp: int | None, gbs: int, mbs: int = 1) ->
                 ga=gbs // (mbs * dp), num_gpus=gpus)  # fmt: skip
 
 
-def run(p: Plan, **kwargs) -> object:
-    return estimate_throughput(LLAMA3_70B, p, HW["h100"], seq_length=8192, precision="fp8_cs", **kwargs)
+def run(p: Plan, calibration: Calibration | None = None, **settings) -> ThroughputEstimate:
+    run_settings = RunSettings(seq_length=8192, precision="fp8_cs", **settings)
+    return estimate_throughput(LLAMA3_70B, p, HW["h100"], run_settings, calibration=calibration)
 
 
 def test_bubble_is_p_minus_1_over_m_v() -> None:
@@ -61,8 +63,8 @@ def test_model_tflops_is_flops_per_token_times_tokens() -> None:
 
 def test_faster_gpu_is_faster() -> None:
     p = plan(64, 4, 8, 5, 256)
-    h100 = estimate_throughput(LLAMA3_70B, p, HW["h100"], seq_length=8192, precision="bf16")
-    b200 = estimate_throughput(LLAMA3_70B, p, HW["b200"], seq_length=8192, precision="bf16")
+    h100 = estimate_throughput(LLAMA3_70B, p, HW["h100"], RunSettings(seq_length=8192, precision="bf16"))
+    b200 = estimate_throughput(LLAMA3_70B, p, HW["b200"], RunSettings(seq_length=8192, precision="bf16"))
     assert b200.tokens_per_sec_per_gpu > 1.5 * h100.tokens_per_sec_per_gpu
 
 
@@ -81,7 +83,7 @@ def test_lora_model_flops_follow_bridges_lora_accounting() -> None:
     sft = run(plan(8, 4, 1, None, 32), mode="sft").flops_per_token
     assert lora < 0.7 * sft
     four_k = estimate_throughput(
-        LLAMA3_70B, plan(8, 4, 1, None, 32), HW["h100"], seq_length=4096, mode="peft"
+        LLAMA3_70B, plan(8, 4, 1, None, 32), HW["h100"], RunSettings(seq_length=4096, mode="peft")
     )
     assert four_k.flops_per_token == pytest.approx(735e12 / 2643, rel=0.06)
     assert four_k.model_tflops_per_gpu == pytest.approx(
@@ -160,10 +162,12 @@ def test_the_output_layer_makes_the_last_pipeline_stage_the_slowest() -> None:
     balance = piped.compute_s / flat.compute_s
     assert 1.08 < balance < 1.2
     shorter = LLAMA3_70B.model_copy(update={"num_layers": 78})
-    evened = estimate_throughput(shorter, plan(64, 4, 8, None, 256), HW["h100"], seq_length=8192,
-                                 precision="fp8_cs")  # fmt: skip
-    evened_flat = estimate_throughput(shorter, plan(64, 4, 1, None, 256), HW["h100"], seq_length=8192,
-                                      precision="fp8_cs")  # fmt: skip
+    evened = estimate_throughput(
+        shorter, plan(64, 4, 8, None, 256), HW["h100"], RunSettings(seq_length=8192, precision="fp8_cs")
+    )
+    evened_flat = estimate_throughput(
+        shorter, plan(64, 4, 1, None, 256), HW["h100"], RunSettings(seq_length=8192, precision="fp8_cs")
+    )
     assert evened.compute_s / evened_flat.compute_s < 1.02
 
 
@@ -180,7 +184,11 @@ def test_export_variants_borrow_the_fit_and_keep_their_own_links() -> None:
     cal = hardware_data.calibration()
     assert HW["h800"].calibration_key == "h100" and HW["h100"].calibration_key == "h100"
     tensor_parallel = plan(64, 8, 2, None, 256)
-    h100 = estimate_throughput(LLAMA3_70B, tensor_parallel, HW["h100"], seq_length=8192, calibration=cal)
-    h800 = estimate_throughput(LLAMA3_70B, tensor_parallel, HW["h800"], seq_length=8192, calibration=cal)
+    h100 = estimate_throughput(
+        LLAMA3_70B, tensor_parallel, HW["h100"], RunSettings(seq_length=8192), calibration=cal
+    )
+    h800 = estimate_throughput(
+        LLAMA3_70B, tensor_parallel, HW["h800"], RunSettings(seq_length=8192), calibration=cal
+    )
     assert h800.exposed_comm_s.tp > h100.exposed_comm_s.tp
     assert h800.compute_s == pytest.approx(h100.compute_s)

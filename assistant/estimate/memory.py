@@ -17,6 +17,7 @@ from pydantic import Field
 
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB, GpuSpec, precision_unit
+from assistant.estimate.run import LORA_TARGETS, Recompute, RunSettings
 from assistant.estimate.shapes import (
     Dims,
     LayerMix,
@@ -30,16 +31,12 @@ from assistant.estimate.shapes import (
 from assistant.records import ModelArch, Plan, Record
 from assistant.rules import upstream
 
-Recompute = Literal["selective", "full"] | None
 # Measured peaks of real-sized runs fall within about 10% of the estimate (bench_estimate_calibration).
 TIGHT_MARGIN = 0.10
 # Share of the host memory per GPU that offloaded activations may use; the rest holds the OS, the data
 # loader workers and pinned staging buffers.
 HOST_MEMORY_SHARE = 0.8
 
-# LoRA defaults of Megatron-Bridge's `LoRA` PEFT config (peft/lora.py): rank 32 on these linear layers.
-LORA_RANK = 32
-LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")
 # Bytes per logit element with Transformer Engine's cross-entropy (cross_entropy_fusion_impl="te",
 # transformer_engine/pytorch/cross_entropy.py): loss and gradient are computed in place in the bf16 logits.
 # Megatron-Core's own paths, fused or not, cast the logits to fp32 first (tensor_parallel/cross_entropy.py,
@@ -249,41 +246,21 @@ def estimate_memory(
     arch: ModelArch,
     layout: Plan,
     hw: GpuSpec,
+    run: RunSettings,
     *,
-    seq_length: int,
-    micro_batch_size: int | None = None,
-    global_batch_size: int | None = None,
-    num_gpus: int | None = None,
-    mode: str = "pretrain",
-    precision: str = "bf16",
-    recompute: Recompute = None,
-    recompute_modules: list[str] | None = None,
-    recompute_num_layers: int | None = None,
-    recompute_method: str | None = None,
-    distributed_optimizer: bool = True,
-    grad_reduce_in_fp32: bool = True,
-    precision_aware_optimizer: bool = False,
-    optimizer_bytes: float | None = None,
-    fp8_param: bool = False,
-    fsdp: bool = False,
-    cuda_graphs: bool = False,
-    unfused_attention: bool = False,
-    mtp_layers: int = 0,
-    te_cross_entropy: bool = False,
-    lora_rank: int = LORA_RANK,
-    lora_targets: tuple[str, ...] | list[str] | None = None,
-    offload_layers: int = 0,
     overheads: MemoryOverheads | None = None,
     stage: Literal["max", "first", "last"] = "max",
 ) -> MemoryEstimate:
     """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict.
-    `offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host memory.
-    `te_cross_entropy`: the recipe fuses the cross-entropy with Transformer Engine's kernel."""
+    `run.offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host
+    memory. `run.features.te_cross_entropy`: the recipe fuses the cross-entropy with Transformer Engine."""
     ov = overheads or MemoryOverheads()
+    seq_length, mode, recompute = run.seq_length, run.mode, run.recompute
+    offload_layers, mtp_layers = run.offload_layers, run.features.mtp_layers
     d = dims_of(arch)
-    mbs = micro_batch_size or layout.mbs
-    gbs = global_batch_size or layout.gbs
-    gpus = num_gpus or layout.num_gpus
+    mbs = run.micro_batch_size or layout.mbs
+    gbs = run.global_batch_size or layout.gbs
+    gpus = run.num_gpus or layout.num_gpus
     t, p, c = layout.tp, layout.pp, layout.cp
     e, et = layout.ep or 1, layout.etp or layout.tp
     v = layout.vp or 1
@@ -298,35 +275,35 @@ def estimate_memory(
             f"PP·VP = {p * v} model chunks exceed the {d.layers} layers (+2 for embedding and loss)"
         )
     check_offload(offload_layers, d.layers, p, recompute)
-    unit = precision_unit(precision)
+    unit = precision_unit(run.precision)
     fp8 = unit in {"fp8", "fp4"}
     sp = layout.sp and t > 1
     assumptions: list[str] = []
 
     # ---- weights, gradients, optimizer state
-    dense_shard = dp * c if distributed_optimizer or fsdp else 1
+    dense_shard = dp * c if run.distributed_optimizer or run.fsdp else 1
     expert_dp = max(1, gpus // (et * e * p))
-    expert_shard = expert_dp if distributed_optimizer or fsdp else 1
-    param_bytes = 1.0 if fp8_param else 2.0
-    grad_bytes = 4.0 if grad_reduce_in_fp32 else 2.0
-    opt_bytes = optimizer_bytes or (8.0 if precision_aware_optimizer else 12.0)
-    if fp8_param:
+    expert_shard = expert_dp if run.distributed_optimizer or run.fsdp else 1
+    param_bytes = 1.0 if run.fp8_param else 2.0
+    grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
+    opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
+    if run.fp8_param:
         assumptions.append("FP8 parameters: weights held in 1 byte, master copy in the optimizer")
 
     kinds = layer_kinds(arch)
     vocab = padded_vocab(d.vocab, t)
     ranks = _stages_to_check(kinds, p, v)
     stages = [_stage(p, v, r, microbatches, kinds) for r in ranks]
-    modules = set(recompute_modules or (["core_attn"] if recompute == "selective" else []))
+    modules = set(run.recompute_modules or (["core_attn"] if recompute == "selective" else []))
     saved_modules = modules if recompute == "selective" else set()
     gemm_byte = 1.0 if fp8 else 2.0
     tokens = seq_length * mbs / c  # tokens one rank sees per micro-batch
     tp_div = t if sp else 1
 
     # Unfused attention keeps the s×s softmax output (bf16) per head; no dropout mask (attention dropout 0).
-    scores = 2 * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if unfused_attention else 0.0
+    scores = 2 * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if run.unfused_attention else 0.0
 
-    frozen = frozenset(lora_targets or LORA_TARGETS) if mode == "peft" else None
+    frozen = frozenset(run.features.lora_targets or LORA_TARGETS) if mode == "peft" else None
 
     def saved_bytes(mix: LayerMix) -> float:
         """What the layers of `mix` save for backward, one micro-batch."""
@@ -363,7 +340,7 @@ def estimate_memory(
         experts = lp.routed / (et * e)
         weights = sharded + replicated + experts
         if mode == "peft":
-            adapters = _lora_params(d, st.mix, lora_rank, frozen or frozenset(LORA_TARGETS)) / t
+            adapters = _lora_params(d, st.mix, run.lora_rank, frozen or frozenset(LORA_TARGETS)) / t
             params = weights * param_bytes + adapters * 2
             grads = adapters * grad_bytes
             optimizer = adapters * opt_bytes / dense_shard
@@ -371,12 +348,12 @@ def estimate_memory(
             params = weights * param_bytes
             grads = weights * grad_bytes
             optimizer = (sharded + replicated) * opt_bytes / dense_shard + experts * opt_bytes / expert_shard
-            if fsdp:
+            if run.fsdp:
                 params = params / dense_shard + _largest_layer(d, kinds, t, e, et) * 2 * param_bytes
                 grads /= dense_shard
-        if fp8 and not fp8_param:
+        if fp8 and not run.fp8_param:
             # Transformer Engine's cached FP8 weight copies; Megatron-FSDP casts the shards it holds.
-            params += (sharded + experts) * 1.0 / (dense_shard if fsdp else 1)
+            params += (sharded + experts) * 1.0 / (dense_shard if run.fsdp else 1)
 
         # ---- activations
         n_layers = st.mix.layers
@@ -388,13 +365,13 @@ def estimate_memory(
             # "uniform" checkpoints every group of recompute_num_layers layers (one saved input per group,
             # one group rebuilt in backward); "block" recomputes the first recompute_num_layers layers of
             # each chunk and keeps the rest whole.
-            group = max(1, int(recompute_num_layers or 1))
-            if recompute_method == "uniform":
+            group = max(1, int(run.recompute_num_layers or 1))
+            if run.recompute_method == "uniform":
                 per_mb_layer = checkpoint / group
                 rebuilt = per_layer_full * min(group, n_layers)
             else:
                 chunk = n_layers / v
-                kept = chunk if recompute_num_layers is None else min(chunk, recompute_num_layers)
+                kept = chunk if run.recompute_num_layers is None else min(chunk, run.recompute_num_layers)
                 frac = kept / chunk if chunk else 0.0
                 per_mb_layer = frac * checkpoint + (1 - frac) * per_layer
                 rebuilt = per_layer_full
@@ -407,7 +384,7 @@ def estimate_memory(
             activations += st.inflight_microbatches * tokens * d.hidden * 2 / tp_div
         activations *= ov.activation_scale
         offloaded = offload_layers * per_layer * ov.activation_scale
-        logit_bytes = TE_LOGITS_BYTES if te_cross_entropy else ov.logits_bytes_per_element
+        logit_bytes = TE_LOGITS_BYTES if run.features.te_cross_entropy else ov.logits_bytes_per_element
         logits = tokens * vocab / t * logit_bytes * (1 + mtp_layers) if st.has_output else 0.0
         allocated = params + grads + optimizer + activations + logits + ov.workspace_gib * GIB
         results.append((allocated, rank, params, grads, optimizer, activations, logits, offloaded))
@@ -415,11 +392,12 @@ def estimate_memory(
     if stage != "max":
         results = [results[0] if stage == "first" else results[-1]]  # ranks are sorted: 0 first, pp-1 last
     allocated, rank, params, grads, optimizer, activations, logits, offloaded = max(results)
-    graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if cuda_graphs else 0.0
+    graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if run.cuda_graphs else 0.0
     overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
     peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
-    assumptions += _assumptions(sp, t, fp8, recompute, modules, distributed_optimizer, dp, c, ov, cuda_graphs)
-    if unfused_attention:
+    assumptions += _assumptions(sp, t, fp8, recompute, modules, run.distributed_optimizer, dp, c, ov,
+                                run.cuda_graphs)  # fmt: skip
+    if run.unfused_attention:
         assumptions.append("unfused attention: the s×s softmax output of every head is stored")
     host_fits = offloaded <= HOST_MEMORY_SHARE * hw.host_memory_bytes
     if offload_layers:

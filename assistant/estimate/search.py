@@ -11,6 +11,7 @@ from pydantic import Field
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
+from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import dims_of
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
@@ -310,13 +311,14 @@ def search_layouts(
     micro-batch size and recompute setting, under the given performance features. Empty when nothing fits
     (see `nearest_fit`)."""
     hardware, calibration, overheads = _defaults(cluster, hardware, calibration, overheads)
-    options = {
-        "seq_length": seq_length,
-        "mode": mode,
-        "precision": precision,
-        "grad_reduce_in_fp32": grad_reduce_in_fp32,
-    }
-    speed_options = {"features": features}
+    run = RunSettings(
+        seq_length=seq_length,
+        mode=mode,
+        precision=precision,
+        grad_reduce_in_fp32=grad_reduce_in_fp32,
+        gpus_per_node=cluster.gpus_per_node,
+        features=features or RunFeatures(),
+    )
     best: dict[tuple, tuple[float, RankedLayout]] = {}
     for plan in _candidates(
         arch,
@@ -329,7 +331,7 @@ def search_layouts(
         version=version,
         max_tp=max_tp,
     ):
-        _try_recompute(arch, plan, hardware, cluster, options, speed_options, calibration, overheads, best)
+        _try_recompute(arch, plan, hardware, run, calibration, overheads, best)
     candidates = without_idle_context_parallel([item[1] for item in best.values()], calibration.median_error)
     found = fsdp_only_as_last_resort(candidates, precision)
     layouts = rank_with_ties(found, calibration.median_error)[:top_k]
@@ -482,21 +484,18 @@ def nearest_fit(
             max_tp=8,
         )
 
+    run = RunSettings(
+        seq_length=seq_length,
+        mode=mode,
+        precision=precision,
+        grad_reduce_in_fp32=grad_reduce_in_fp32,
+        gpus_per_node=cluster.gpus_per_node,
+        features=features or RunFeatures(),
+    )
+
     def full_recompute_memory(plan: Plan, fsdp: bool) -> MemoryEstimate:
         return estimate_memory(
-            arch,
-            plan,
-            hardware,
-            seq_length=seq_length,
-            mode=mode,
-            precision=precision,
-            recompute="full",
-            overheads=overheads,
-            grad_reduce_in_fp32=grad_reduce_in_fp32,
-            fsdp=fsdp,
-            mtp_layers=_mtp_layers(features),
-            te_cross_entropy=_te_cross_entropy(features),
-            lora_targets=features.lora_targets if features else None,
+            arch, plan, hardware, run.but(recompute="full", fsdp=fsdp), overheads=overheads
         )
 
     def leanest_fits(plan: Plan, fsdp: bool) -> bool:
@@ -504,12 +503,8 @@ def nearest_fit(
         settings the search tries."""
         if full_recompute_memory(plan, fsdp).fits:
             return True
-        options = {"seq_length": seq_length, "mode": mode, "precision": precision, "fsdp": fsdp,
-                   "grad_reduce_in_fp32": grad_reduce_in_fp32, "mtp_layers": _mtp_layers(features),
-                   "te_cross_entropy": _te_cross_entropy(features),
-                   "lora_targets": _lora_targets(features)}  # fmt: skip
         return offload_allowed(plan, fsdp, features) and (
-            fewest_offload_layers(arch, plan, hardware, overheads, **options) is not None
+            fewest_offload_layers(arch, plan, hardware, overheads, run.but(fsdp=fsdp)) is not None
         )
 
     def something_fits(on: Cluster) -> bool:
@@ -525,18 +520,9 @@ def nearest_fit(
             fits_here or memory.fits or any(leanest_fits(plan, True) for _ in fsdp_options(arch, plan)[1:])
         )
         if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
-            speed = estimate_throughput(
-                arch,
-                plan,
-                hardware,
-                seq_length=seq_length,
-                mode=mode,
-                precision=precision,
-                recompute="full",
-                calibration=calibration,
-                gpus_per_node=cluster.gpus_per_node,
-                features=features,
-            )
+            # The leanest layout's speed is estimated with gradients reduced in fp32 whatever the recipe sets.
+            leanest_run = run.but(recompute="full", grad_reduce_in_fp32=True)
+            speed = estimate_throughput(arch, plan, hardware, leanest_run, calibration=calibration)
             leanest = RankedLayout(
                 rank=1,
                 plan=plan,
@@ -581,14 +567,14 @@ def offload_allowed(plan: Plan, fsdp: bool, features: RunFeatures | None) -> boo
 
 
 def fewest_offload_layers(
-    arch: ModelArch, plan: Plan, hw: GpuSpec, ov: MemoryOverheads, **options: Any
+    arch: ModelArch, plan: Plan, hw: GpuSpec, ov: MemoryOverheads, run: RunSettings
 ) -> tuple[int, MemoryEstimate] | None:
     """The fewest layers to offload (no recompute) for the layout to fit in GPU memory, if the host memory
     holds them (the fewest is also the least host memory), with that memory estimate; None when no count
     fits both."""
 
     def memory(layers: int) -> MemoryEstimate:
-        return estimate_memory(arch, plan, hw, offload_layers=layers, overheads=ov, **options)
+        return estimate_memory(arch, plan, hw, run.but(offload_layers=layers), overheads=ov)
 
     def gpu_fits(layers: int) -> bool:
         estimate = memory(layers)
@@ -604,19 +590,15 @@ def fewest_offload_layers(
     return (low, estimate) if estimate.fits else None
 
 
-def _mtp_layers(features: RunFeatures | None) -> int:
-    return features.mtp_layers if features else 0
-
-
-def _te_cross_entropy(features: RunFeatures | None) -> bool:
-    return bool(features and features.te_cross_entropy)
-
-
-def _lora_targets(features: RunFeatures | None) -> tuple[str, ...] | None:
-    return features.lora_targets if features else None
-
-
-def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, best) -> None:
+def _try_recompute(
+    arch: ModelArch,
+    plan: Plan,
+    hw: GpuSpec,
+    run: RunSettings,
+    cal: Calibration,
+    ov: MemoryOverheads,
+    best: dict[tuple, tuple[float, RankedLayout]],
+) -> None:
     """Keep the fastest (VP, micro-batch, recompute or CPU offloading) that fits, per distinct (TP, PP, CP,
     EP, FSDP) layout. Offloading is weighed against the cheapest recompute that fits: over a fast host link
     (NVLink-C2C) it hides behind compute, over PCIe it often does not."""
@@ -624,32 +606,21 @@ def _try_recompute(arch, plan, hw, cluster, options, speed_options, cal, ov, bes
         key = (plan.tp, plan.pp, plan.cp, plan.ep, fsdp)
         tried: list[tuple[str | None, list[str] | None, int, MemoryEstimate]] = []
         for recompute, modules in recompute_options(arch):
-            memory = estimate_memory(
-                arch, plan, hw, recompute=recompute, recompute_modules=modules, overheads=ov, fsdp=fsdp,
-                mtp_layers=_mtp_layers(speed_options["features"]),
-                te_cross_entropy=_te_cross_entropy(speed_options["features"]),
-                lora_targets=_lora_targets(speed_options["features"]),
-                **options,
-            )  # fmt: skip
+            attempt = run.but(recompute=recompute, recompute_modules=modules, fsdp=fsdp)
+            memory = estimate_memory(arch, plan, hw, attempt, overheads=ov)
             if memory.fits:
                 tried.append((recompute, modules, 0, memory))
                 break  # later options only recompute more: same layout, slower
         needs_relief = not tried or tried[0][0] is not None
-        if needs_relief and offload_allowed(plan, fsdp, speed_options["features"]):
-            mtp = _mtp_layers(speed_options["features"])
-            te_ce = _te_cross_entropy(speed_options["features"])
-            offloaded = fewest_offload_layers(
-                arch, plan, hw, ov, fsdp=fsdp, mtp_layers=mtp, te_cross_entropy=te_ce,
-                lora_targets=_lora_targets(speed_options["features"]), **options,
-            )  # fmt: skip
+        if needs_relief and offload_allowed(plan, fsdp, run.features):
+            offloaded = fewest_offload_layers(arch, plan, hw, ov, run.but(fsdp=fsdp))
             if offloaded is not None:
                 tried.append((None, None, *offloaded))
         for recompute, modules, offload, memory in tried:
-            speed = estimate_throughput(
-                arch, plan, hw, recompute=recompute, recompute_modules=modules, fsdp=fsdp,
-                gpus_per_node=cluster.gpus_per_node, calibration=cal, offload_layers=offload,
-                **options, **speed_options,
-            )  # fmt: skip
+            attempt = run.but(
+                recompute=recompute, recompute_modules=modules, fsdp=fsdp, offload_layers=offload
+            )
+            speed = estimate_throughput(arch, plan, hw, attempt, calibration=cal)
             score = speed.tokens_per_sec_per_gpu
             if key not in best or score > best[key][0]:
                 layout = RankedLayout(

@@ -10,15 +10,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from assistant.errors import UserError
-from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec, precision_unit
 from assistant.estimate.memory import (
-    Recompute,
     check_offload,
     data_parallel_size,
     layer_activation_bytes,
     stage_layers,
 )
+from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import (
     Dims,
     TokenFlops,
@@ -151,33 +150,22 @@ def estimate_throughput(
     arch: ModelArch,
     layout: Plan,
     hw: GpuSpec,
+    run: RunSettings,
     *,
-    seq_length: int,
-    micro_batch_size: int | None = None,
-    global_batch_size: int | None = None,
-    num_gpus: int | None = None,
-    mode: str = "pretrain",
-    precision: str = "bf16",
-    recompute: Recompute = None,
-    recompute_num_layers: int | None = None,
-    recompute_modules: list[str] | None = None,
-    grad_reduce_in_fp32: bool = True,
-    fsdp: bool = False,
-    gpus_per_node: int = 8,
     calibration: Calibration | None = None,
-    features: RunFeatures | None = None,
-    offload_layers: int = 0,
 ) -> ThroughputEstimate:
     """Estimated step time, tokens/s/GPU, model TFLOP/s/GPU (Bridge formula) and MFU for one layout,
-    under the given performance features (none: no CUDA graphs, no overlap, BF16 attention), with
-    `offload_layers` layers' activations offloaded to host memory (cpu_offloading_num_layers)."""
+    under the run's performance features (default: no CUDA graphs, no overlap, BF16 attention), with
+    `run.offload_layers` layers' activations offloaded to host memory (cpu_offloading_num_layers)."""
     cal = calibration or Calibration()
-    feats = features or RunFeatures()
+    feats = run.features
+    seq_length, mode, precision, recompute = run.seq_length, run.mode, run.precision, run.recompute
+    fsdp, gpus_per_node, offload_layers = run.fsdp, run.gpus_per_node, run.offload_layers
     lowp = precision_unit(precision) != "bf16"
     d = dims_of(arch)
-    mbs = micro_batch_size or layout.mbs
-    gbs = global_batch_size or layout.gbs
-    gpus = num_gpus or layout.num_gpus
+    mbs = run.micro_batch_size or layout.mbs
+    gbs = run.global_batch_size or layout.gbs
+    gpus = run.num_gpus or layout.num_gpus
     t, p, c = layout.tp, layout.pp, layout.cp
     e, et, v = layout.ep or 1, layout.etp or layout.tp, layout.vp or 1
     dp = data_parallel_size(layout, gpus)
@@ -218,11 +206,11 @@ def estimate_throughput(
     t_layers = t_dense + t_expert + t_attn + t_scan + t_elem
     recompute_s = 0.0
     if recompute == "full":
-        share = 1.0 if recompute_num_layers is None else min(1.0, recompute_num_layers * p / d.layers)
+        share = 1.0 if run.recompute_num_layers is None else min(1.0, run.recompute_num_layers * p / d.layers)
         recompute_s = share * t_layers / 3
     elif recompute == "selective":
         recompute_s = _selective_cost(
-            d, set(recompute_modules or ["core_attn"]), t_dense, t_expert, t_attn, t_elem, flops
+            d, set(run.recompute_modules or ["core_attn"]), t_dense, t_expert, t_attn, t_elem, flops
         )
     offload_s = 0.0
     if offload_layers:
@@ -233,7 +221,7 @@ def estimate_throughput(
     # Every micro-batch's weight-gradient GEMMs accumulate into the main gradient buffer (Megatron's
     # gradient-accumulation fusion reads and writes it in the GEMM epilogue): a pass over all local weights.
     params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
-    grad_b = 4 if grad_reduce_in_fp32 else 2
+    grad_b = 4 if run.grad_reduce_in_fp32 else 2
     wgrad_s = 0.0 if mode == "peft" else m * (params_gpu + experts_gpu) * 2 * grad_b / hw.hbm_bw
     host_share = {"full_iteration": 0.0, "partial": cal.partial_graph_host, None: 1.0}[feats.cuda_graph]
     launch_s = host_share * cal.layer_host_s * (d.layers + (cal.moe_host_factor - 1) * d.moe_layers) / p * m

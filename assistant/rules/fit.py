@@ -74,7 +74,8 @@ def estimate_fit(
     """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
     from assistant import hardware_data
     from assistant.estimate.features import features_from_fields
-    from assistant.estimate.memory import LORA_RANK, estimate_memory
+    from assistant.estimate.memory import estimate_memory
+    from assistant.estimate.run import LORA_RANK, RunSettings
     from assistant.estimate.shapes import unmodelled_reason
 
     if arch is None:
@@ -91,22 +92,16 @@ def estimate_fit(
     values = {**record.fields, **(config.values if config else {})}
     recompute = (config.recompute_granularity if config else None) or record.recompute
     try:
-        memory = estimate_memory(
-            arch,
-            plan,
-            hardware_data.gpu_spec(cluster.gpu_type),
+        run = RunSettings(
             seq_length=(config.seq_length if config else None) or record.seq_length or DEFAULT_SEQ,
             mode=(config.mode if config else None) or record.mode or "pretrain",
             precision=(config.precision if config else None) or record.precision or "bf16",
-            recompute=recompute if recompute in ("selective", "full") else None,
+            recompute=recompute if recompute in ("selective", "full") else None,  # type: ignore[arg-type]
             recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
             recompute_num_layers=values.get("model.recompute_num_layers"),
             recompute_method=values.get("model.recompute_method"),
-            mtp_layers=features_from_fields(values).mtp_layers,
-            te_cross_entropy=features_from_fields(values).te_cross_entropy,
             fp8_param=_stores_fp8_weights(values, config.version if config else record.version),
             lora_rank=int(values.get("peft.dim") or LORA_RANK),
-            lora_targets=values.get("peft.target_modules"),
             fsdp=bool(config.fsdp) if config else bool(record.fsdp),
             cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
             distributed_optimizer=shards_optimizer_state(values),
@@ -114,6 +109,13 @@ def estimate_fit(
             precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
             optimizer_bytes=optimizer_state_bytes(values),
             offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
+            features=features_from_fields(values),  # memory reads mtp_layers, te_cross_entropy, lora_targets
+        )
+        memory = estimate_memory(
+            arch,
+            plan,
+            hardware_data.gpu_spec(cluster.gpu_type),
+            run,
             overheads=hardware_data.memory_overheads(),
         )
     except UserError as error:  # an architecture record without the fields the estimator needs

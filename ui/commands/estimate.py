@@ -17,7 +17,7 @@ from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
-from assistant.estimate.memory import LORA_RANK
+from assistant.estimate.run import LORA_RANK, RunSettings
 from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
 
 MODES = ("pretrain", "sft", "peft")
@@ -200,34 +200,30 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
     from assistant.estimate.throughput import estimate_throughput
 
     arch: ModelArch = run["arch"]
-    common = {
-        "seq_length": run["seq_length"],
-        "mode": run["mode"],
-        "precision": run["precision"],
-        "recompute": run["recompute"],
-        "recompute_num_layers": run["recompute_num_layers"],
-        "grad_reduce_in_fp32": run["grad_reduce_in_fp32"],
-        "fsdp": run["fsdp"],
-        "offload_layers": run["offload_layers"],
-    }
-    memory = estimate_memory(
-        arch,
-        plan,
-        hw,
-        **common,
-        recompute_method=run.get("recompute_method"),
+    features = run["features"]
+    settings = RunSettings(
+        seq_length=run["seq_length"],
+        gpus_per_node=cluster.gpus_per_node,
+        mode=run["mode"],
+        precision=run["precision"],
+        recompute=run["recompute"],
         recompute_modules=run["recompute_modules"],
+        recompute_num_layers=run["recompute_num_layers"],
+        recompute_method=run.get("recompute_method"),
         distributed_optimizer=run["distributed_optimizer"],
+        grad_reduce_in_fp32=run["grad_reduce_in_fp32"],
         optimizer_bytes=run.get("optimizer_bytes"),
-        unfused_attention=run.get("unfused_attention", False),
         fp8_param=run["fp8_param"],
+        fsdp=run["fsdp"],
         cuda_graphs=run["cuda_graphs"],
-        mtp_layers=run["mtp_layers"],
-        te_cross_entropy=run["features"].te_cross_entropy,
+        unfused_attention=run.get("unfused_attention", False),
         lora_rank=run.get("lora_rank") or LORA_RANK,
-        lora_targets=run.get("lora_targets"),
-        overheads=hardware_data.memory_overheads(),
+        offload_layers=run["offload_layers"],
+        features=features.model_copy(
+            update={"mtp_layers": run["mtp_layers"], "lora_targets": run.get("lora_targets")}
+        ),
     )
+    memory = estimate_memory(arch, plan, hw, settings, overheads=hardware_data.memory_overheads())
     out = {
         "plan": plan.to_json(),
         "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
@@ -238,15 +234,10 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
     if hw.peaks_unknown:  # memory needs only the HBM size; speed needs a published tensor-core peak
         out["throughput_error"] = f"throughput not estimated on {hw.name}: {hw.peaks_unknown}"
         return out
-    speed = estimate_throughput(
-        arch,
-        plan,
-        hw,
-        **common,
-        gpus_per_node=cluster.gpus_per_node,
-        calibration=hardware_data.calibration(),
-        features=run["features"],
-    )
+    # The speed estimate reads the features as extracted (without the memory-only MTP/LoRA fields set
+    # above) and selective recompute's default modules.
+    speed_settings = settings.but(features=features, recompute_modules=None)
+    speed = estimate_throughput(arch, plan, hw, speed_settings, calibration=hardware_data.calibration())
     out["throughput"] = speed.model_dump(mode="json", exclude={"assumptions"})
     out["assumptions"] = memory.assumptions + speed.assumptions + run["notes"]
     return out

@@ -1,5 +1,8 @@
 """Fit the estimator constants on published measurements and score them (pure: rows are passed in).
 
+Offline only (scipy): ingest/calibration.py, the calibration tests and benchmarks use it; the runtime
+estimators in assistant/estimate/ read the fitted constants, never this module.
+
 Throughput: efficiencies are fitted on Megatron-Bridge perf-table rows of releases up to 26.04.01 only;
 newer releases are the held-out set. Memory: fixed overheads are fitted on A100/H100 measured peaks only;
 GB200 peaks are held out.
@@ -21,6 +24,7 @@ from scipy.optimize import least_squares
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import MemoryOverheads, estimate_memory
+from assistant.estimate.run import RunSettings
 from assistant.estimate.throughput import Calibration, TrackRecord, estimate_throughput, precision_key
 from assistant.records import ModelArch, Plan
 
@@ -127,21 +131,18 @@ def row_features(row: dict[str, Any]) -> RunFeatures | None:
 
 
 def predict_tokens(row: dict[str, Any], arch: ModelArch, hw: GpuSpec, cal: Calibration) -> float:
-    result = estimate_throughput(
-        arch,
-        plan_of_row(row),
-        hw,
+    run = RunSettings(
         seq_length=row["seq_length"],
         mode=row["mode"],
         precision=row["precision"],
         fsdp=bool(row.get("fsdp")),
         gpus_per_node=8,
-        calibration=cal,
-        features=row_features(row),
+        features=row_features(row) or RunFeatures(),
         recompute=row.get("recompute"),
         recompute_modules=row.get("recompute_modules"),
         offload_layers=row.get("offload_layers") or 0,
     )
+    result = estimate_throughput(arch, plan_of_row(row), hw, run, calibration=cal)
     return result.tokens_per_sec_per_gpu
 
 
@@ -433,10 +434,7 @@ def golden_case(row: dict[str, Any], num_gpus: int = 8) -> dict[str, Any] | None
 
 def predict_allocated(case: dict[str, Any], hw: GpuSpec, ov: MemoryOverheads, stage: str = "last") -> float:
     """Max allocated bytes of the stage the measurement was taken on."""
-    est = estimate_memory(
-        case["arch"],
-        case["layout"],
-        hw,
+    run = RunSettings(
         seq_length=case["seq_length"],
         precision=case["precision"],
         recompute=case["recompute"],
@@ -448,11 +446,11 @@ def predict_allocated(case: dict[str, Any], hw: GpuSpec, ov: MemoryOverheads, st
         distributed_optimizer=case["distributed_optimizer"],
         grad_reduce_in_fp32=case["grad_reduce_in_fp32"],
         unfused_attention=case.get("unfused_attention", False),
-        mtp_layers=case.get("mtp_layers", 0),
-        te_cross_entropy=case.get("te_cross_entropy", False),
-        overheads=ov,
-        stage=stage,
+        features=RunFeatures(
+            mtp_layers=case.get("mtp_layers", 0), te_cross_entropy=case.get("te_cross_entropy", False)
+        ),
     )
+    est = estimate_memory(case["arch"], case["layout"], hw, run, overheads=ov, stage=stage)  # type: ignore[arg-type]
     return est.allocated_bytes
 
 
