@@ -17,7 +17,7 @@ from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
-from assistant.estimate.run import LORA_RANK, RunSettings
+from assistant.estimate.run import LORA_RANK, PipelineSplit, RunSettings
 from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
 
 MODES = ("pretrain", "sft", "peft")
@@ -217,6 +217,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dic
         fsdp=run["fsdp"],
         cuda_graphs=run["cuda_graphs"],
         unfused_attention=run.get("unfused_attention", False),
+        pipeline_split=run.get("pipeline_split"),
         lora_rank=run.get("lora_rank") or LORA_RANK,
         offload_layers=run["offload_layers"],
         features=features.model_copy(
@@ -384,9 +385,35 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
         "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
         "features": features_from_fields(values),
         "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
+        "pipeline_split": _recipe_split(values, arch, config),
         **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
         "notes": [],
     }
+
+
+def _recipe_split(values: dict[str, Any], arch: ModelArch, config) -> PipelineSplit | None:
+    """The recipe's own pipeline split (explicit layout or uneven first/last stage), else None."""
+    from assistant.estimate.memory import pipeline_chunks
+
+    layout = values.get("model.pipeline_model_parallel_layout")
+    first = values.get("model.num_layers_in_first_pipeline_stage")
+    last = values.get("model.num_layers_in_last_pipeline_stage")
+    if (config.pp or 1) < 2 or not (
+        isinstance(layout, list) or isinstance(first, int) or isinstance(last, int)
+    ):
+        return None
+    layers = (
+        len(arch.hybrid_layer_pattern) if arch.is_hybrid and arch.hybrid_layer_pattern else arch.num_layers
+    )
+    chunks = pipeline_chunks(
+        layers,
+        config.pp,
+        config.vp or 1,
+        first=first if isinstance(first, int) else None,
+        last=last if isinstance(last, int) else None,
+        layout=layout if isinstance(layout, list) else None,
+    )
+    return PipelineSplit(config.pp, config.vp or 1, chunks) if chunks else None
 
 
 def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
