@@ -325,13 +325,17 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
     from assistant import hardware_data
     from assistant.catalog import resolution_note
-    from assistant.models import load_model_arch, recipe_arch
+    from assistant.models import architecture_gap, load_model_arch, recipe_arch
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
     config = build_config(record, list(args.overrides), version=args.version or record.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
+        gap = architecture_gap(record)
+        if gap:
+            model = record.hf_model_id or str(record.fields.get("model._target_"))
+            raise UserError(f"not estimated: {model}: {gap}; describe it with --spec FILE.json")
         if record.hf_model_id:
             raise UserError(
                 f"no bundled architecture for {record.hf_model_id}; describe it with --spec FILE.json"
