@@ -450,3 +450,16 @@ def test_every_reachable_recipe_has_an_architecture_or_a_documented_gap() -> Non
         }
     )
     assert not unexplained
+
+
+def test_an_unset_vocabulary_comes_from_the_null_tokenizer() -> None:
+    """gpt3_175b's provider leaves vocab_size unset and its recipe uses a NullTokenizer of 32,000 ids;
+    Bridge then sizes the model from the tokenizer (training/setup.py, _validate_and_set_vocab_size)."""
+    from assistant.catalog import load_catalog
+    from assistant.models import arch_from_recipe_fields
+
+    name = "gpt3_175b_pretrain_32gpu_h100_bf16_config"
+    record = next(r for r in load_catalog("main").recipes if r.name == name)
+    arch = arch_from_recipe_fields(record)
+    assert arch is not None and arch.vocab_size == 32000 and arch.num_layers == 96
+    assert "NullTokenizer" in arch.source
