@@ -136,10 +136,16 @@ def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
         (["--gpus", "8"], "--recipe"),
         (["--recipe", "x", "--spec", "y.json"], "not allowed with"),
         (
-            ["--recipe", "deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config", "--gpus", "128",
-             "--gpu-type", "gb200"],
+            [
+                "--recipe",
+                "deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config",
+                "--gpus",
+                "128",
+                "--gpu-type",
+                "gb200",
+            ],
             "not estimated: deepseek-ai/DeepSeek-V4-Flash: its attention is Megatron-Bridge's dsv4_hybrid",
-        ),  # fmt: skip
+        ),
         (
             [
                 "--recipe",
