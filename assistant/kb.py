@@ -122,6 +122,16 @@ class KnowledgeBase:
         return self._catalogs[version]
 
     @cached_property
+    def architecture_gaps(self) -> dict[str, dict[str, str]]:
+        """Why a model, provider or recipe has no architecture record (architecture_gaps.json)."""
+        data = self.json("architecture_gaps.json", required=False) or {}
+        return {
+            "models": {k.lower(): v for k, v in data.get("models", {}).items()},
+            "providers": dict(data.get("providers", {})),
+            "recipes": dict(data.get("recipes", {})),
+        }
+
+    @cached_property
     def model_archs(self) -> dict[str, ModelArch]:
         """Bundled architectures by lower-cased HF id."""
         archs: dict[str, ModelArch] = {}

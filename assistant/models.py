@@ -411,6 +411,16 @@ def all_model_archs(kb: KnowledgeBase | None = None) -> list[ModelArch]:
     return sorted((kb or knowledge_base()).model_archs.values(), key=lambda a: a.hf_model_id.lower())
 
 
+def architecture_gap(record: RecipeRecord, kb: KnowledgeBase | None = None) -> str | None:
+    """Why a recipe's model has no architecture record (knowledge_base/architecture_gaps.json), or None."""
+    gaps = (kb or knowledge_base()).architecture_gaps
+    if record.name in gaps["recipes"]:
+        return gaps["recipes"][record.name]
+    if record.hf_model_id and record.hf_model_id.lower() in gaps["models"]:
+        return gaps["models"][record.hf_model_id.lower()]
+    return gaps["providers"].get(str(record.fields.get("model._target_") or ""))
+
+
 def load_model_arch(hf_model_id: str, kb: KnowledgeBase | None = None) -> ModelArch | None:
     """Bundled architecture of an HF id (case-insensitive), or None when we do not ship it."""
     return (kb or knowledge_base()).model_archs.get(hf_model_id.strip().lower())
@@ -488,6 +498,14 @@ def arch_from_recipe_fields(record: RecipeRecord) -> ModelArch | None:
     """The architecture a recipe defines inline (gemma3_1b_pretrain_config builds its provider from
     numbers, with no Hugging Face id), from the extracted `model.*` writes; None when they are incomplete."""
     model = {k.removeprefix("model."): v for k, v in record.fields.items() if k.startswith("model.")}
+    vocab_note = ""
+    tokenizer_vocab = record.fields.get("tokenizer.vocab_size")
+    null_tokenizer = record.fields.get("tokenizer.tokenizer_type") == "NullTokenizer"
+    if model.get("vocab_size") is None and null_tokenizer and isinstance(tokenizer_vocab, int):
+        # Bridge sizes an unset model vocabulary from the tokenizer (training/setup.py,
+        # _validate_and_set_vocab_size); Megatron-Core's NullTokenizer has exactly `vocab_size` ids.
+        model["vocab_size"] = tokenizer_vocab
+        vocab_note = f"; vocabulary {tokenizer_vocab} from the recipe's NullTokenizer"
     target = str(model.get("_target_") or "")
     required = ("num_layers", "hidden_size", "num_attention_heads", "vocab_size")
     if any(p in target for p in NOT_DECODER_PROVIDERS) or not all(
@@ -500,7 +518,7 @@ def arch_from_recipe_fields(record: RecipeRecord) -> ModelArch | None:
             hf_model_id=record.canonical,
             family=record.family or "recipe",
             source=f"{record.source.path}:{record.source.line} (the recipe's own model provider, "
-            f"Megatron-Bridge {record.version})",
+            f"Megatron-Bridge {record.version}){vocab_note}",
         )
     except UserError:
         return None

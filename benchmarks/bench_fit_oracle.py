@@ -33,6 +33,8 @@ def reason_class(message: str, record) -> str:
     """A short, countable reason for an estimate that could not be made."""
     if "workload_base_configs" in (record.module or "") and not record.hf_model_id:
         return "layout preset only: the perf script adds the model at run time (not composed statically)"
+    if message.startswith("not estimated: "):
+        return "known gap: " + message.split(": ", 2)[2].split(";")[0].split(" (")[0][:80]
     if message.startswith("no bundled architecture for"):
         return "no architecture record"
     if "does not define its architecture" in message:
@@ -45,7 +47,7 @@ def reason_class(message: str, record) -> str:
 def missing_piece(message: str, record) -> str:
     """What an estimate lacked: the model (for an architecture reason), else the GPU type or the reason."""
     reason = reason_class(message, record)
-    if "architecture" in reason or "hybrid" in message or "vocab_size" in message:
+    if "architecture" in reason or "known gap" in reason or "hybrid" in message or "vocab_size" in message:
         return record.hf_model_id or record.family or "?"
     if "GPU type" in reason:
         return record.gpu_type

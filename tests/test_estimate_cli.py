@@ -140,6 +140,17 @@ def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
         (
             [
                 "--recipe",
+                "deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config",
+                "--gpus",
+                "128",
+                "--gpu-type",
+                "gb200",
+            ],
+            "not estimated: deepseek-ai/DeepSeek-V4-Flash: its attention is Megatron-Bridge's dsv4_hybrid",
+        ),
+        (
+            [
+                "--recipe",
                 "llama3_70b_pretrain_config",
                 "--gpus",
                 "64",

@@ -351,3 +351,57 @@ def test_muon_keeps_one_momentum_and_its_layer_wise_optimizer_shards_it() -> Non
     assert optimizer_state_bytes(values) == 8.0 and shards_optimizer_state(values)
     assert optimizer_state_bytes({"optimizer.optimizer": "adam"}) is None
     assert not shards_optimizer_state({"ddp.use_distributed_optimizer": False})
+
+
+def test_a_moe_layer_saves_the_expert_inputs_not_the_combine_input() -> None:
+    """Megatron-Core applies the router probabilities inside the expert activation (permuted_probs in
+    experts.py) and unpermutes without them, so the expert outputs are not saved. Qwen3-30B-A3B layer, per
+    token, bf16, TP 1: attention (norm input + qkv input, q/k/v, attention output, softmax statistics) and
+    MoE (norm input + router input, fp32 router logits and probabilities, top-8 permuted inputs, fc1 outputs
+    and activation outputs), each element 2 bytes."""
+    from assistant.estimate.memory import layer_activation_bytes
+
+    h, q, kv, k, ffn, experts = 2048, 32 * 128, 4 * 128, 8, 768, 128
+    attention = 2 * ((h + q + 2 * kv + 2 * 32) + (h + q))
+    moe = 2 * ((h + 2 * experts + k * 2 * ffn) + (h + k * h + k * ffn))
+    per_token = layer_activation_bytes(QWEN3_30B, plan(8, ep=8), seq_length=4096) / 4096
+    assert per_token == pytest.approx(attention + moe)
+
+
+def test_the_recipe_pipeline_split_sets_the_stage_layers() -> None:
+    """num_layers_in_first/last_pipeline_stage and an explicit pipeline_model_parallel_layout fix the layers
+    of each model chunk (Megatron's get_num_layers_to_build, PipelineParallelLayerLayout: chunk vp·pp + rank);
+    the first stage then holds what the recipe gives it."""
+    from assistant.estimate.memory import pipeline_chunks, stage_layers
+    from assistant.estimate.run import PipelineSplit
+
+    assert pipeline_chunks(94, 8, first=10, last=12) == (10, 12, 12, 12, 12, 12, 12, 12)
+    assert pipeline_chunks(48, 4, 2, first=6) == (3, 7, 7, 7, 3, 7, 7, 7)
+    layout = [["embedding", "decoder", "decoder"], ["decoder"], ["decoder", "decoder"], ["decoder", "loss"]]
+    assert pipeline_chunks(6, 2, 2, layout=layout) == (2, 1, 2, 1)
+    assert stage_layers("D" * 6, 2, 2, 0, (2, 1, 2, 1)).layers == 4
+    assert pipeline_chunks(94, 8, first=10, last=13) is None  # 71 layers do not split over 6 stages
+
+    run = RunSettings(seq_length=4096)
+    even = estimate_memory(QWEN3_30B, plan(8, pp=8, ep=1, gbs=64), H100, run, stage="first")
+    split = PipelineSplit(8, 1, pipeline_chunks(48, 8, first=3, last=9))
+    fewer = estimate_memory(QWEN3_30B, plan(8, pp=8, ep=1, gbs=64), H100, run.but(pipeline_split=split),
+                            stage="first")  # fmt: skip
+    assert fewer.breakdown.activations == pytest.approx(even.breakdown.activations * 3 / 6, rel=0.02)
+
+
+def test_a_repeated_mtp_block_keeps_one_set_of_weights() -> None:
+    """mtp_use_repeated_layer builds one MTP layer and runs it mtp_num_layers times (gpt_layer_specs.py):
+    the weights of one block, the activations of every pass."""
+    from assistant.models import load_model_arch
+
+    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16")
+    run = RunSettings(seq_length=8192, features=RunFeatures(mtp_layers=2))
+    layout = plan(16, ep=8, gbs=512)
+    separate = estimate_memory(arch, layout, H100, run)
+    reused = RunFeatures(mtp_layers=2, mtp_repeated=True)
+    repeated = estimate_memory(arch, layout, H100, run.but(features=reused))
+    assert repeated.breakdown.activations == pytest.approx(separate.breakdown.activations)
+    once = estimate_memory(arch, layout, H100, run.but(features=RunFeatures(mtp_layers=1)))
+    assert repeated.breakdown.params == pytest.approx(once.breakdown.params)
+    assert repeated.breakdown.params < separate.breakdown.params

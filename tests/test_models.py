@@ -430,3 +430,36 @@ def test_no_bundled_twin_when_the_inline_dimensions_are_too_few_or_fit_two_model
     # A partial record (no vocabulary) gives way to the complete one.
     partial = real.model_copy(update={"hf_model_id": "example/partial", "vocab_size": None})
     assert bundled_twin(nano, [partial, real]).hf_model_id == real.hf_model_id
+
+
+def test_every_reachable_recipe_has_an_architecture_or_a_documented_gap() -> None:
+    """A reachable recipe of 0.6.0 or main either resolves to an architecture (bundled record, inline
+    provider, or its bundled twin) or its model is listed in knowledge_base/architecture_gaps.json with the
+    reason it is not estimated."""
+    from assistant.catalog import load_catalog
+    from assistant.models import architecture_gap, load_model_arch, recipe_arch
+
+    unexplained = sorted(
+        {
+            f"{version}:{record.hf_model_id or record.name}"
+            for version in ("0.6.0", "main")
+            for record in load_catalog(version).recipes
+            if record.reachable
+            and recipe_arch(record, load_model_arch) is None
+            and not architecture_gap(record)
+        }
+    )
+    assert not unexplained
+
+
+def test_an_unset_vocabulary_comes_from_the_null_tokenizer() -> None:
+    """gpt3_175b's provider leaves vocab_size unset and its recipe uses a NullTokenizer of 32,000 ids;
+    Bridge then sizes the model from the tokenizer (training/setup.py, _validate_and_set_vocab_size)."""
+    from assistant.catalog import load_catalog
+    from assistant.models import arch_from_recipe_fields
+
+    name = "gpt3_175b_pretrain_32gpu_h100_bf16_config"
+    record = next(r for r in load_catalog("main").recipes if r.name == name)
+    arch = arch_from_recipe_fields(record)
+    assert arch is not None and arch.vocab_size == 32000 and arch.num_layers == 96
+    assert "NullTokenizer" in arch.source

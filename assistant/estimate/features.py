@@ -24,6 +24,8 @@ class RunFeatures(Record):
     fused_grouped_mlp: bool = False  # expert MLP, activation and quantisation fused (CuTe DSL / TE op fuser)
     flex_dispatcher: bool = False  # DeepEP / HybridEP: a token crosses the network once per destination node
     mtp_layers: int = 0  # multi-token-prediction blocks run after the last layer (mtp_num_layers)
+    # mtp_use_repeated_layer: the passes reuse one block's weights (memory only; the work is per pass).
+    mtp_repeated: bool = Field(default=False, exclude=True)
     # Fused cross-entropy in Transformer Engine (logits kept in bf16, in place): memory only, so it is left
     # out of the features stored with the perf rows.
     te_cross_entropy: bool = Field(default=False, exclude=True)
@@ -87,6 +89,7 @@ def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
         fused_grouped_mlp=fused,
         flex_dispatcher=fields.get(_DISPATCHER_NEW) == "flex" or fields.get(_FLEX_BACKEND_OLD) is not None,
         mtp_layers=int(_first(fields, _MTP) or 0),
+        mtp_repeated=bool(fields.get("model.mtp_use_repeated_layer")),
         te_cross_entropy=fields.get("model.cross_entropy_loss_fusion") is not False
         and fields.get("model.cross_entropy_fusion_impl") == "te",
         lora_targets=_lora_targets(fields.get("peft.target_modules")),

@@ -113,24 +113,67 @@ def chunk_sizes(layers: int, chunks: int) -> list[int]:
     return sizes
 
 
+def pipeline_chunks(
+    layers: int,
+    pp: int,
+    vp: int = 1,
+    *,
+    first: int | None = None,
+    last: int | None = None,
+    layout: list | None = None,
+) -> tuple[int, ...] | None:
+    """Decoder layers per model chunk (chunk vp_stage·pp + pp_rank) when the recipe fixes the split, else
+    None (the even split of `chunk_sizes`). `layout` is Megatron's pipeline_model_parallel_layout as a list
+    of per-chunk lists of layer names (PipelineParallelLayerLayout: chunk vp·pp + rank, "decoder" entries
+    are layers); `first`/`last` are num_layers_in_first/last_pipeline_stage, the other stages sharing the
+    rest evenly and every stage splitting its layers evenly over its chunks (transformer_block.py,
+    get_num_layers_to_build)."""
+    if layout is not None:
+        if len(layout) != pp * vp or not all(isinstance(chunk, list) for chunk in layout):
+            return None
+        sizes = tuple(sum(1 for name in chunk if name in ("decoder", "t")) for chunk in layout)
+        return sizes if sum(sizes) == layers else None
+    if first is None and last is None:
+        return None
+    middle_stages = pp - (first is not None) - (last is not None)
+    rest = layers - (first or 0) - (last or 0)
+    if (
+        middle_stages < 0
+        or rest < 0
+        or (middle_stages and rest % middle_stages)
+        or (not middle_stages and rest)
+    ):
+        return None
+    per_stage = [rest // middle_stages if middle_stages else 0] * pp
+    if first is not None:
+        per_stage[0] = first
+    if last is not None:
+        per_stage[-1] = last
+    if any(n % vp for n in per_stage):
+        return None
+    return tuple(per_stage[c % pp] // vp for c in range(pp * vp))
+
+
 @lru_cache(maxsize=4096)
-def stage_layers(kinds: str, pp: int, vp: int, rank: int) -> LayerMix:
+def stage_layers(kinds: str, pp: int, vp: int, rank: int, chunks: tuple[int, ...] | None = None) -> LayerMix:
     """The sublayers of pipeline rank `rank`, which holds model chunks rank, rank + pp, ... (`kinds`: one
-    letter per layer, shapes.layer_kinds)."""
-    sizes = chunk_sizes(len(kinds), pp * vp)
+    letter per layer, shapes.layer_kinds; `chunks`: the recipe's own split, see pipeline_chunks)."""
+    sizes = list(chunks) if chunks else chunk_sizes(len(kinds), pp * vp)
     starts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
     return mix_of("".join(kinds[starts[j * pp + rank] : starts[j * pp + rank + 1]] for j in range(vp)))
 
 
-def _stages_to_check(kinds: str, pp: int, vp: int) -> list[int]:
+def _stages_to_check(kinds: str, pp: int, vp: int, chunks: tuple[int, ...] | None = None) -> list[int]:
     """The first stage (embedding, most micro-batches in flight), the last (output layer, logits) and,
     for uneven splits, the stage holding the most layers."""
-    busiest = max(range(pp), key=lambda r: stage_layers(kinds, pp, vp, r).layers)
+    busiest = max(range(pp), key=lambda r: stage_layers(kinds, pp, vp, r, chunks).layers)
     return sorted({0, busiest, pp - 1})
 
 
-def _stage(pp: int, vp: int, rank: int, microbatches: int, kinds: str) -> _Stage:
-    mix = stage_layers(kinds, pp, vp, rank)
+def _stage(
+    pp: int, vp: int, rank: int, microbatches: int, kinds: str, chunks: tuple[int, ...] | None = None
+) -> _Stage:
+    mix = stage_layers(kinds, pp, vp, rank, chunks)
     n_layers = mix.layers
     chunk_layers = n_layers / vp
     if vp > 1:
@@ -181,8 +224,9 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     plain += 2 * d.experts  # router logits and probabilities (fp32)
     gemm_in = norm_out
     if "moe" not in modules:
+        # The router's probabilities are applied inside the expert activation (weighted SwiGLU, the
+        # permuted_probs of experts.py), so the unpermute that combines the expert outputs saves nothing.
         k = d.topk
-        plain += k * d.expert_io  # combine input (expert output before the probability weighting)
         gemm_in += k * d.expert_io  # permuted expert input
         plain += k * (2 if d.gated else 1) * d.moe_ffn
         if "moe_act" not in modules:
@@ -214,7 +258,7 @@ def _lora_sublayer_elements(d: Dims, kind: str, targets: frozenset[str]) -> tupl
         return h + (2 if d.gated else 1) * d.ffn + fc2_in + (h if "linear_fc1" in targets else 0.0), 0.0
     if kind == "moe":
         k = d.topk
-        plain: float = h + 2 * d.experts + k * d.expert_io + k * (2 if d.gated else 1) * d.moe_ffn
+        plain: float = h + 2 * d.experts + k * (2 if d.gated else 1) * d.moe_ffn
         if "linear_fc1" in targets:
             plain += h + k * d.expert_io  # the norm output and the permuted expert input
         if "linear_fc2" in targets:
@@ -253,10 +297,13 @@ def estimate_memory(
 ) -> MemoryEstimate:
     """Peak bytes per GPU on the most loaded (or the named) pipeline stage, broken down, with a verdict.
     `run.offload_layers` (Megatron's cpu_offloading_num_layers): those layers' activations wait in host
-    memory. `run.features.te_cross_entropy`: the recipe fuses the cross-entropy with Transformer Engine."""
+    memory. `run.features.te_cross_entropy`: the recipe fuses the cross-entropy with Transformer Engine.
+    `run.features.mtp_repeated` (mtp_use_repeated_layer): the MTP passes reuse one block's weights.
+    `run.pipeline_split`: the recipe's own layers per model chunk, used when the plan has its PP and VP."""
     ov = overheads or MemoryOverheads()
     seq_length, mode, recompute = run.seq_length, run.mode, run.recompute
     offload_layers, mtp_layers = run.offload_layers, run.features.mtp_layers
+    mtp_repeated = run.features.mtp_repeated
     d = dims_of(arch)
     mbs = run.micro_batch_size or layout.mbs
     gbs = run.global_batch_size or layout.gbs
@@ -292,8 +339,12 @@ def estimate_memory(
 
     kinds = layer_kinds(arch)
     vocab = padded_vocab(d.vocab, t)
-    ranks = _stages_to_check(kinds, p, v)
-    stages = [_stage(p, v, r, microbatches, kinds) for r in ranks]
+    split = run.pipeline_split
+    chunk_layers = (
+        split.chunks if split and (split.pp, split.vp) == (p, v) and sum(split.chunks) == len(kinds) else None
+    )
+    ranks = _stages_to_check(kinds, p, v, chunk_layers)
+    stages = [_stage(p, v, r, microbatches, kinds, chunk_layers) for r in ranks]
     modules = set(run.recompute_modules or (["core_attn"] if recompute == "selective" else []))
     saved_modules = modules if recompute == "selective" else set()
     gemm_byte = 1.0 if fp8 else 2.0
@@ -318,9 +369,12 @@ def estimate_memory(
 
     results = []
     for rank, st in zip(ranks, stages, strict=True):
+        weight_mix = st.mix
         if st.has_output and mtp_layers:
-            # Multi-token prediction: extra layers (same type as the last layer) and heads on the last stage.
+            # Multi-token prediction: extra layers (same type as the last layer) and heads on the last stage;
+            # with mtp_use_repeated_layer every pass runs one block's weights (gpt_layer_specs.py builds one).
             extra = mtp_layers * st.inflight_layers / max(1, st.mix.layers)
+            weight_mix = st.mix + mix_of(d.mtp_block * (1 if mtp_repeated else mtp_layers))
             st = _Stage(
                 st.mix + mix_of(d.mtp_block * mtp_layers),
                 st.has_embedding,
@@ -328,19 +382,20 @@ def estimate_memory(
                 st.inflight_layers + extra,
                 st.inflight_microbatches,
             )
-        lp = mix_params(d, st.mix)
+        lp = mix_params(d, weight_mix)
         sharded = lp.tp_sharded / t
         if st.has_embedding:
             sharded += d.hidden * vocab / t
         if st.has_output and (not d.tied or p > 1):
             sharded += d.hidden * vocab / t
         if st.has_output and mtp_layers:
-            sharded += mtp_layers * 2 * d.hidden * d.hidden / t  # the MTP input projections
+            mtp_blocks = 1 if mtp_repeated else mtp_layers
+            sharded += mtp_blocks * 2 * d.hidden * d.hidden / t  # the MTP input projections
         replicated = lp.replicated + d.hidden
         experts = lp.routed / (et * e)
         weights = sharded + replicated + experts
         if mode == "peft":
-            adapters = _lora_params(d, st.mix, run.lora_rank, frozen or frozenset(LORA_TARGETS)) / t
+            adapters = _lora_params(d, weight_mix, run.lora_rank, frozen or frozenset(LORA_TARGETS)) / t
             params = weights * param_bytes + adapters * 2
             grads = adapters * grad_bytes
             optimizer = adapters * opt_bytes / dense_shard

@@ -19,6 +19,17 @@ LORA_TARGETS = ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2")
 
 
 @dataclass(frozen=True, slots=True)
+class PipelineSplit:
+    """Decoder layers per model chunk that a recipe fixes (an explicit pipeline_model_parallel_layout or
+    num_layers_in_first/last_pipeline_stage), for the PP and VP it was written for; chunk vp_stage·pp +
+    pp_rank, as Megatron numbers them."""
+
+    pp: int
+    vp: int
+    chunks: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RunSettings:
     seq_length: int
     micro_batch_size: int | None = None  # None: the plan's mbs
@@ -41,6 +52,7 @@ class RunSettings:
     unfused_attention: bool = False
     lora_rank: int = LORA_RANK
     offload_layers: int = 0  # Megatron's cpu_offloading_num_layers
+    pipeline_split: PipelineSplit | None = None  # the recipe's own split; None: Megatron's even split
     # Speed features, plus what memory reads from them (mtp_layers, te_cross_entropy, lora_targets).
     features: RunFeatures = field(default_factory=RunFeatures)
 

@@ -81,6 +81,7 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw: GpuSpec, cluster: Cluste
         fsdp=run["fsdp"],
         cuda_graphs=run["cuda_graphs"],
         unfused_attention=run.get("unfused_attention", False),
+        pipeline_split=run.get("pipeline_split"),
         lora_rank=run.get("lora_rank") or LORA_RANK,
         offload_layers=run["offload_layers"],
         features=features.model_copy(

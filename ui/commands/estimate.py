@@ -17,7 +17,8 @@ from assistant.bounds import check_gpus, check_tokens, check_top_k
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
-from assistant.records import Cluster, RecipeRecord
+from assistant.estimate.run import PipelineSplit
+from assistant.records import Cluster, ModelArch, RecipeRecord
 from assistant.spec_input import load_spec
 
 MODES = ("pretrain", "sft", "peft")
@@ -181,7 +182,7 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import resolution_note
     from assistant.kb import knowledge_base
-    from assistant.models import load_model_arch, recipe_arch
+    from assistant.models import architecture_gap, load_model_arch, recipe_arch
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
@@ -189,6 +190,10 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
     config = build_config(record, list(args.overrides), version=args.version or record.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
+        gap = architecture_gap(record, kb)
+        if gap:
+            model = record.hf_model_id or str(record.fields.get("model._target_"))
+            raise UserError(f"not estimated: {model}: {gap}; describe it with --spec FILE.json")
         if record.hf_model_id:
             raise UserError(
                 f"no bundled architecture for {record.hf_model_id}; describe it with --spec FILE.json"
@@ -242,9 +247,35 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
         "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
         "features": features_from_fields(values),
         "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
+        "pipeline_split": _recipe_split(values, arch, config),
         **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
         "notes": [],
     }
+
+
+def _recipe_split(values: dict[str, Any], arch: ModelArch, config) -> PipelineSplit | None:
+    """The recipe's own pipeline split (explicit layout or uneven first/last stage), else None."""
+    from assistant.estimate.memory import pipeline_chunks
+
+    layout = values.get("model.pipeline_model_parallel_layout")
+    first = values.get("model.num_layers_in_first_pipeline_stage")
+    last = values.get("model.num_layers_in_last_pipeline_stage")
+    if (config.pp or 1) < 2 or not (
+        isinstance(layout, list) or isinstance(first, int) or isinstance(last, int)
+    ):
+        return None
+    layers = (
+        len(arch.hybrid_layer_pattern) if arch.is_hybrid and arch.hybrid_layer_pattern else arch.num_layers
+    )
+    chunks = pipeline_chunks(
+        layers,
+        config.pp,
+        config.vp or 1,
+        first=first if isinstance(first, int) else None,
+        last=last if isinstance(last, int) else None,
+        layout=layout if isinstance(layout, list) else None,
+    )
+    return PipelineSplit(config.pp, config.vp or 1, chunks) if chunks else None
 
 
 def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
