@@ -39,6 +39,10 @@ class RunSettings:
     fsdp: bool = False
     cuda_graphs: bool = False  # any CUDA graph capture (memory: static pools; speed reads features)
     unfused_attention: bool = False
+    # Dropout probabilities (TransformerConfig attention_dropout / hidden_dropout; Bridge's providers set 0):
+    # above 0, autograd keeps each dropout's mask for backward (memory.py).
+    attention_dropout: float = 0.0
+    hidden_dropout: float = 0.0
     lora_rank: int = LORA_RANK
     offload_layers: int = 0  # Megatron's cpu_offloading_num_layers
     # Speed features, plus what memory reads from them (mtp_layers, te_cross_entropy, lora_targets).
