@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import product
 from typing import Any
 
@@ -12,7 +13,7 @@ from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.run import RunSettings
-from assistant.estimate.shapes import dims_of
+from assistant.estimate.shapes import dims_of, mix_params, whole_model
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
@@ -225,9 +226,76 @@ def is_valid_layout(
     """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
     if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
         return False
+    jsons = (plan.model_dump_json(), arch.model_dump_json(), cluster.model_dump_json())
+    return _valid_layout(*jsons, seq_length, mode, precision, version)
+
+
+@lru_cache(maxsize=16384)
+def _valid_layout(
+    plan_json: str, arch_json: str, cluster_json: str, seq_length: int, mode: str, precision: str, version
+) -> bool:
+    """is_valid_layout's rule check, memoised on its inputs as JSON: validate() is pure and the search and
+    the fewest-GPUs loop ask it about the same layouts question after question."""
+    plan, arch = Plan.model_validate_json(plan_json), ModelArch.model_validate_json(arch_json)
     splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
     config = layout_config(plan, seq_length, mode=mode, precision=precision, version=version, values=splits)
+    cluster = Cluster.model_validate_json(cluster_json)
     return not any(f.severity == "error" for f in layout_findings(config, arch, cluster))
+
+
+def memory_of(
+    arch: ModelArch, plan: Plan, hw: GpuSpec, run: RunSettings, overheads: MemoryOverheads
+) -> MemoryEstimate:
+    """estimate_memory, memoised for identical inputs (a pure function the search calls thousands of
+    times; a long-running front end asks the same layouts again)."""
+    key = (arch.model_dump_json(), plan.model_dump_json(), hw.model_dump_json(), repr(run),
+           overheads.model_dump_json())  # fmt: skip
+    found = _MEMORY_MEMO.get(key)
+    if found is None:
+        found = estimate_memory(arch, plan, hw, run, overheads=overheads)
+        _remember(_MEMORY_MEMO, key, found)
+    return found
+
+
+def speed_of(
+    arch: ModelArch, plan: Plan, hw: GpuSpec, run: RunSettings, calibration: Calibration
+) -> ThroughputEstimate:
+    """estimate_throughput, memoised like memory_of."""
+    key = (arch.model_dump_json(), plan.model_dump_json(), hw.model_dump_json(), repr(run),
+           calibration.model_dump_json())  # fmt: skip
+    found = _SPEED_MEMO.get(key)
+    if found is None:
+        found = estimate_throughput(arch, plan, hw, run, calibration=calibration)
+        _remember(_SPEED_MEMO, key, found)
+    return found
+
+
+# Bounded memo tables of memory_of/speed_of (a dict keeps insertion order: the oldest entry goes first).
+_MEMORY_MEMO: dict[tuple, MemoryEstimate] = {}
+_SPEED_MEMO: dict[tuple, ThroughputEstimate] = {}
+MEMO_SIZE = 32768
+
+
+def _remember(memo: dict, key: tuple, value: object) -> None:
+    if len(memo) >= MEMO_SIZE:
+        del memo[next(iter(memo))]
+    memo[key] = value
+
+
+def static_floor_bytes(arch: ModelArch, run: RunSettings, num_gpus: int, overheads: MemoryOverheads) -> float:
+    """A peak no layout on `num_gpus` GPUs goes below: the non-expert weights, their gradients and optimizer
+    state spread perfectly over every GPU, with the fixed overheads (estimate_memory never shards them
+    finer: TP·PP·CP·DP = the GPU count; expert weights, activations and logits only add). The fewest-GPUs
+    loop skips the counts whose floor already exceeds the usable memory without enumerating a layout."""
+    d = dims_of(arch)
+    dense = mix_params(d, whole_model(d))
+    params = dense.tp_sharded + dense.replicated + d.hidden * d.vocab
+    state = 1.0 if run.fp8_param else 2.0
+    if run.mode != "peft":  # LoRA trains adapters only: the frozen weights have no gradient or state
+        state += 4.0 if run.grad_reduce_in_fp32 else 2.0
+        state += run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
+    allocated = state * params / num_gpus
+    return allocated * (1 + overheads.fragmentation) + overheads.non_torch_gib * GIB
 
 
 def _candidates(
@@ -494,9 +562,7 @@ def nearest_fit(
     )
 
     def full_recompute_memory(plan: Plan, fsdp: bool) -> MemoryEstimate:
-        return estimate_memory(
-            arch, plan, hardware, run.but(recompute="full", fsdp=fsdp), overheads=overheads
-        )
+        return memory_of(arch, plan, hardware, run.but(recompute="full", fsdp=fsdp), overheads)
 
     def leanest_fits(plan: Plan, fsdp: bool) -> bool:
         """Full recompute, or offloading all layers but one where the search proposes it, are the leanest
@@ -522,7 +588,7 @@ def nearest_fit(
         if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
             # The leanest layout's speed is estimated with gradients reduced in fp32 whatever the recipe sets.
             leanest_run = run.but(recompute="full", grad_reduce_in_fp32=True)
-            speed = estimate_throughput(arch, plan, hardware, leanest_run, calibration=calibration)
+            speed = speed_of(arch, plan, hardware, leanest_run, calibration)
             leanest = RankedLayout(
                 rank=1,
                 plan=plan,
@@ -536,6 +602,8 @@ def nearest_fit(
         return NearestFit(fits=True, best_here=roomiest_first(found_here))
     smallest: tuple[int, RankedLayout] | None = None
     for gpus in gpu_counts_to_try(cluster.num_gpus, cluster.gpus_per_node, max_gpus):
+        if static_floor_bytes(arch, run, gpus, overheads) > hardware.usable_bytes:
+            continue  # not even the weights and optimizer state fit, whatever the layout
         other = cluster.model_copy(update={"num_gpus": gpus})
         found = search_layouts(arch, other, top_k=ROOM_CANDIDATES, **common) if something_fits(other) else []
         best = roomiest_first(found)
@@ -574,7 +642,7 @@ def fewest_offload_layers(
     fits both."""
 
     def memory(layers: int) -> MemoryEstimate:
-        return estimate_memory(arch, plan, hw, run.but(offload_layers=layers), overheads=ov)
+        return memory_of(arch, plan, hw, run.but(offload_layers=layers), ov)
 
     def gpu_fits(layers: int) -> bool:
         estimate = memory(layers)
@@ -607,10 +675,12 @@ def _try_recompute(
         tried: list[tuple[str | None, list[str] | None, int, MemoryEstimate]] = []
         for recompute, modules in recompute_options(arch):
             attempt = run.but(recompute=recompute, recompute_modules=modules, fsdp=fsdp)
-            memory = estimate_memory(arch, plan, hw, attempt, overheads=ov)
+            memory = memory_of(arch, plan, hw, attempt, ov)
             if memory.fits:
                 tried.append((recompute, modules, 0, memory))
                 break  # later options only recompute more: same layout, slower
+            if memory.peak_bytes - memory.breakdown.activations * (1 + ov.fragmentation) > hw.usable_bytes:
+                break  # what recompute cannot shrink (weights, state, logits, overheads) is already too much
         needs_relief = not tried or tried[0][0] is not None
         if needs_relief and offload_allowed(plan, fsdp, run.features):
             offloaded = fewest_offload_layers(arch, plan, hw, ov, run.but(fsdp=fsdp))
@@ -620,7 +690,7 @@ def _try_recompute(
             attempt = run.but(
                 recompute=recompute, recompute_modules=modules, fsdp=fsdp, offload_layers=offload
             )
-            speed = estimate_throughput(arch, plan, hw, attempt, calibration=cal)
+            speed = speed_of(arch, plan, hw, attempt, cal)
             score = speed.tokens_per_sec_per_gpu
             if key not in best or score > best[key][0]:
                 layout = RankedLayout(
