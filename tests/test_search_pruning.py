@@ -81,3 +81,15 @@ def test_memoised_estimates_equal_fresh_ones() -> None:
     assert memory_of(QWEN3_30B, plan, H100, other, OVERHEADS) != memory_of(
         QWEN3_30B, plan, H100, run, OVERHEADS
     )
+
+
+def test_memo_keys_tell_apart_settings_a_dump_would_hide() -> None:
+    """RunFeatures leaves te_cross_entropy out of its JSON; the memo must not confuse the two runs."""
+    from assistant.estimate.features import RunFeatures
+
+    plan = plans(LLAMA3_8B, 8, 4096, 64)[0]
+    plain = RunSettings(seq_length=4096, features=RunFeatures())
+    fused = RunSettings(seq_length=4096, features=RunFeatures(te_cross_entropy=True))
+    assert memory_of(LLAMA3_8B, plan, H100, plain, OVERHEADS).breakdown.logits > (
+        memory_of(LLAMA3_8B, plan, H100, fused, OVERHEADS).breakdown.logits
+    )

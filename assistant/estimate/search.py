@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
-from functools import lru_cache
+from dataclasses import fields
 from itertools import product
 from typing import Any
 
@@ -226,21 +227,16 @@ def is_valid_layout(
     """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
     if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
         return False
-    jsons = (plan.model_dump_json(), arch.model_dump_json(), cluster.model_dump_json())
-    return _valid_layout(*jsons, seq_length, mode, precision, version)
-
-
-@lru_cache(maxsize=16384)
-def _valid_layout(
-    plan_json: str, arch_json: str, cluster_json: str, seq_length: int, mode: str, precision: str, version
-) -> bool:
-    """is_valid_layout's rule check, memoised on its inputs as JSON: validate() is pure and the search and
-    the fewest-GPUs loop ask it about the same layouts question after question."""
-    plan, arch = Plan.model_validate_json(plan_json), ModelArch.model_validate_json(arch_json)
-    splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
-    config = layout_config(plan, seq_length, mode=mode, precision=precision, version=version, values=splits)
-    cluster = Cluster.model_validate_json(cluster_json)
-    return not any(f.severity == "error" for f in layout_findings(config, arch, cluster))
+    key = (_fields(plan), _content(arch), _fields(cluster), seq_length, mode, precision, version)
+    found = _VALID_MEMO.get(key)
+    if found is None:
+        splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
+        config = layout_config(
+            plan, seq_length, mode=mode, precision=precision, version=version, values=splits
+        )
+        found = not any(f.severity == "error" for f in layout_findings(config, arch, cluster))
+        _remember(_VALID_MEMO, key, found)
+    return found
 
 
 def memory_of(
@@ -248,8 +244,7 @@ def memory_of(
 ) -> MemoryEstimate:
     """estimate_memory, memoised for identical inputs (a pure function the search calls thousands of
     times; a long-running front end asks the same layouts again)."""
-    key = (arch.model_dump_json(), plan.model_dump_json(), hw.model_dump_json(), repr(run),
-           overheads.model_dump_json())  # fmt: skip
+    key = (_content(arch), _fields(plan), _content(hw), _settings(run), _content(overheads))
     found = _MEMORY_MEMO.get(key)
     if found is None:
         found = estimate_memory(arch, plan, hw, run, overheads=overheads)
@@ -261,8 +256,7 @@ def speed_of(
     arch: ModelArch, plan: Plan, hw: GpuSpec, run: RunSettings, calibration: Calibration
 ) -> ThroughputEstimate:
     """estimate_throughput, memoised like memory_of."""
-    key = (arch.model_dump_json(), plan.model_dump_json(), hw.model_dump_json(), repr(run),
-           calibration.model_dump_json())  # fmt: skip
+    key = (_content(arch), _fields(plan), _content(hw), _settings(run), _content(calibration))
     found = _SPEED_MEMO.get(key)
     if found is None:
         found = estimate_throughput(arch, plan, hw, run, calibration=calibration)
@@ -270,16 +264,46 @@ def speed_of(
     return found
 
 
-# Bounded memo tables of memory_of/speed_of (a dict keeps insertion order: the oldest entry goes first).
+# Bounded memo tables of is_valid_layout, memory_of and speed_of (a dict keeps insertion order: the oldest
+# entry goes first). Keys hold the inputs' contents, so equal inputs built anew still hit.
+_VALID_MEMO: dict[tuple, bool] = {}
 _MEMORY_MEMO: dict[tuple, MemoryEstimate] = {}
 _SPEED_MEMO: dict[tuple, ThroughputEstimate] = {}
 MEMO_SIZE = 32768
+_CONTENT: dict[int, tuple[weakref.ref, str]] = {}
 
 
 def _remember(memo: dict, key: tuple, value: object) -> None:
     if len(memo) >= MEMO_SIZE:
         del memo[next(iter(memo))]
     memo[key] = value
+
+
+def _fields(record: Plan | Cluster) -> tuple:
+    """A small record's field values (pydantic keeps them in __dict__), cheaper than its JSON."""
+    return tuple(record.__dict__.values())
+
+
+def _content(record: Record) -> str:
+    """The full repr of a long-lived record (architecture, GPU, calibration, features), computed once per
+    object: records are never changed in place here (model_copy makes a new one). repr, not JSON: it keeps
+    the fields a dump excludes (RunFeatures.te_cross_entropy, lora_targets), which change the memory."""
+    known = _CONTENT.get(id(record))
+    if known is not None and known[0]() is record:
+        return known[1]
+    if len(_CONTENT) >= MEMO_SIZE:
+        _CONTENT.clear()
+    text = repr(record)
+    _CONTENT[id(record)] = (weakref.ref(record), text)
+    return text
+
+
+def _settings(run: RunSettings) -> tuple:
+    """RunSettings as a hashable key: its list becomes a tuple, its features their repr."""
+    return tuple(
+        tuple(value) if isinstance(value, list) else _content(value) if isinstance(value, Record) else value
+        for value in (getattr(run, f.name) for f in fields(run))
+    )
 
 
 def static_floor_bytes(arch: ModelArch, run: RunSettings, num_gpus: int, overheads: MemoryOverheads) -> float:
