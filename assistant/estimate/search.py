@@ -6,6 +6,7 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import fields
 from itertools import product
+from operator import attrgetter
 from typing import Any
 
 from pydantic import Field
@@ -299,11 +300,18 @@ def _content(record: Record) -> str:
 
 
 def _settings(run: RunSettings) -> tuple:
-    """RunSettings as a hashable key: its list becomes a tuple, its features their repr."""
-    return tuple(
-        tuple(value) if isinstance(value, list) else _content(value) if isinstance(value, Record) else value
-        for value in (getattr(run, f.name) for f in fields(run))
-    )
+    """RunSettings as a hashable key: its module list becomes a tuple, its features their repr (a field of
+    another unhashable type would fail loudly here, not be confused)."""
+    values = list(_SETTING_VALUES(run))
+    if values[_MODULES] is not None:
+        values[_MODULES] = tuple(values[_MODULES])
+    values[_FEATURES] = _content(values[_FEATURES])
+    return tuple(values)
+
+
+_SETTING_NAMES = tuple(f.name for f in fields(RunSettings))
+_SETTING_VALUES = attrgetter(*_SETTING_NAMES)
+_MODULES, _FEATURES = _SETTING_NAMES.index("recompute_modules"), _SETTING_NAMES.index("features")
 
 
 def static_floor_bytes(arch: ModelArch, run: RunSettings, num_gpus: int, overheads: MemoryOverheads) -> float:
