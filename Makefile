@@ -34,6 +34,7 @@ chat: install
 
 test: install-dev browser
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 # Golden Q&A evaluation with its gate (exits non-zero below the thresholds in evals/metrics.py).

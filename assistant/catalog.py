@@ -18,85 +18,73 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import UserError
+from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import Catalog, EnvValue, RecipeRecord, RecipeVariant
 from assistant.rules.commands import forward_step
 from assistant.rules.versions import normalize_version, version_key
-from assistant.settings import KNOWLEDGE_BASE
-
-CATALOG_DIR = KNOWLEDGE_BASE / "catalogs"
-DEFAULT_VERSION = "0.6.0"
+from assistant.settings import Settings, get_settings
 
 
-def _catalog_dir() -> Path:
-    return CATALOG_DIR
+def default_version(settings: Settings | None = None) -> str:
+    """The version answers use when none is named or detected (Settings.default_version)."""
+    return (settings or get_settings()).default_version
 
 
-def available_versions() -> list[str]:
+def available_versions(kb: KnowledgeBase | None = None) -> list[str]:
     """Bundled catalog versions, oldest first, "main" last."""
-    names = [p.stem for p in _catalog_dir().glob("*.json")]
-    return sorted(names, key=version_key)
+    return (kb or knowledge_base()).catalog_versions()
 
 
-@lru_cache(maxsize=8)
-def _load(version: str) -> Catalog:
-    path = _catalog_dir() / f"{version}.json"
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise UserError(
-            f"recipe catalog {path} cannot be read ({error}); regenerate it with "
-            "`python -m ingest.catalog_build`"
-        ) from error
-    return _with_mixed_precision(_with_forward_steps(Catalog.model_validate(payload)))
+@lru_cache(maxsize=16)
+def _load(kb: KnowledgeBase, version: str) -> Catalog:
+    return _with_mixed_precision(_with_forward_steps(kb.catalog_payload(version), kb), kb)
 
 
-@lru_cache(maxsize=1)
-def _forward_step_table() -> tuple[tuple[str, str], ...]:
-    path = CATALOG_DIR.parent / "forward_steps.json"
-    if not path.exists():
-        return ()
-    return tuple((prefix, step) for prefix, step in json.loads(path.read_text(encoding="utf-8"))["prefixes"])
+def _forward_step_table(kb: KnowledgeBase) -> tuple[tuple[str, str], ...]:
+    table = kb.json("forward_steps.json", required=False)
+    return tuple((prefix, step) for prefix, step in table["prefixes"]) if table else ()
 
 
-def forward_step_of(recipe_name: str) -> str | None:
+def forward_step_of(recipe_name: str, kb: KnowledgeBase | None = None) -> str | None:
     """The non-text forward step Bridge registers for a recipe (VLM, diffusion, audio, omni), or None for a
     text model (forward_steps.json, extracted from Bridge's own recipe->step table)."""
-    return forward_step(recipe_name, _forward_step_table())
+    return forward_step(recipe_name, _forward_step_table(kb or knowledge_base()))
 
 
-def _with_mixed_precision(catalog: Catalog) -> Catalog:
+def _with_mixed_precision(catalog: Catalog, kb: KnowledgeBase) -> Catalog:
     """Give the launcher the mixed_precision preset names of its release (extracted from its
     mixed_precision.py by `python -m ingest.mixed_precision`); none when the table does not know it."""
-    path = CATALOG_DIR.parent / "mixed_precision.json"
-    if not path.exists():
+    table = kb.json("mixed_precision.json", required=False)
+    if not table:
         return catalog
-    versions = json.loads(path.read_text(encoding="utf-8"))["versions"]
-    presets = versions.get(catalog.version, {}).get("presets", [])
+    presets = table["versions"].get(catalog.version, {}).get("presets", [])
     return catalog.model_copy(
         update={"launcher": catalog.launcher.model_copy(update={"mixed_precision_presets": presets})}
     )
 
 
-def _with_forward_steps(catalog: Catalog) -> Catalog:
+def _with_forward_steps(catalog: Catalog, kb: KnowledgeBase) -> Catalog:
     """Give a launcher that defaults --step_func to the text step (0.3.x-0.5.x) the recipe->step table, kept
     to the steps its --step_func accepts; 0.6.0+ launchers infer the step themselves."""
     flag = next((f for f in catalog.launcher.flags if "--step_func" in f.names), None)
     if flag is None or flag.default is None or not flag.choices:
         return catalog
-    steps = [(prefix, step) for prefix, step in _forward_step_table() if step in flag.choices]
+    steps = [(prefix, step) for prefix, step in _forward_step_table(kb) if step in flag.choices]
     launcher = catalog.launcher.model_copy(update={"forward_steps": steps})
     return catalog.model_copy(update={"launcher": launcher})
 
 
-def load_catalog(version: str | None = None) -> Catalog:
-    """The catalog of `version` (default DEFAULT_VERSION); cached per process."""
-    version = normalize_version(version or DEFAULT_VERSION)
-    if version not in available_versions():
+def load_catalog(version: str | None = None, kb: KnowledgeBase | None = None) -> Catalog:
+    """The catalog of `version` (default: the settings' default version) in `kb` (default: the settings'
+    knowledge base); cached per process."""
+    kb = kb or knowledge_base()
+    version = normalize_version(version or default_version())
+    if version not in available_versions(kb):
         raise UserError(
             f"no recipe catalog for Megatron-Bridge version '{version}'. "
-            f"Available versions: {', '.join(available_versions())}."
+            f"Available versions: {', '.join(available_versions(kb))}."
         )
-    return _load(version)
+    return _load(kb, version)
 
 
 def _index(catalog: Catalog) -> dict[str, list[RecipeRecord]]:
@@ -156,7 +144,7 @@ def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) ->
 
 
 def _closest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
-    try:
+    try:  # rapidfuzz is optional: difflib below when it is not installed
         from rapidfuzz import process
         from rapidfuzz.distance import Levenshtein
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assistant.catalog import forward_step_of
 from assistant.compose_recipe import recipe_call_lines
-from assistant.recommend import CLEARLY_FASTER, SMOKE_TEST_STEM, Recommendation, exact_recipe
+from assistant.recommend import CLEARLY_FASTER, PLAN_KEYS, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
 from assistant.rules.findings import render_value
@@ -352,19 +352,6 @@ def _layout(plan) -> str:
     return " · ".join(f"{k} {v}" for k, v in parts if v is not None)
 
 
-PLAN_KEYS = {
-    "model.tensor_model_parallel_size": "tp",
-    "model.pipeline_model_parallel_size": "pp",
-    "model.virtual_pipeline_model_parallel_size": "vp",
-    "model.context_parallel_size": "cp",
-    "model.expert_model_parallel_size": "ep",
-    "model.expert_tensor_parallel_size": "etp",
-    "model.sequence_parallel": "sp",
-    "train.micro_batch_size": "mbs",
-    "train.global_batch_size": "gbs",
-}
-
-
 def pasteable(overrides: dict) -> str:
     """Overrides as inline-code `key=value` items, ready to paste onto a launch command."""
     return " ".join(f"`{k}={render_value(v)}`" for k, v in overrides.items())
@@ -456,7 +443,7 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
 
 def _peak_with_room(memory, lang: str) -> str:
     """Peak of usable memory ("about 75.0 GB of 84.9 GB"), with "tight" when less than HEADROOM is left."""
-    from assistant.estimate.search import HEADROOM, has_room
+    from assistant.planning.search import HEADROOM, has_room
 
     peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
     if has_room(memory):

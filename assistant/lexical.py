@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from assistant.settings import KNOWLEDGE_BASE
+from assistant.kb import KnowledgeBase, knowledge_base
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -163,12 +163,20 @@ def is_chinese(text: str) -> bool:
     return cjk >= 2 and cjk / max(1, cjk + latin / 4) >= 0.2
 
 
-@lru_cache(maxsize=1)
 def load_glossary(path: Path | None = None) -> tuple[GlossaryTerm, ...]:
-    glossary_path = path or KNOWLEDGE_BASE / "glossary.json"
-    if not glossary_path.exists():
-        return ()
-    data = json.loads(glossary_path.read_text(encoding="utf-8"))
+    """The glossary at `path`, default the knowledge base's glossary.json (none: no terms)."""
+    if path is None:
+        return _bundled_glossary(knowledge_base())
+    return _terms(json.loads(path.read_text(encoding="utf-8"))) if path.exists() else ()
+
+
+@lru_cache(maxsize=4)
+def _bundled_glossary(kb: KnowledgeBase) -> tuple[GlossaryTerm, ...]:
+    data = kb.json("glossary.json", required=False)
+    return _terms(data) if data else ()
+
+
+def _terms(data: dict) -> tuple[GlossaryTerm, ...]:
     return tuple(
         GlossaryTerm(zh=t["zh"], en=tuple(t["en"]), zh_variants=tuple(t.get("zh_variants", ())))
         for t in data.get("terms", [])
@@ -177,7 +185,7 @@ def load_glossary(path: Path | None = None) -> tuple[GlossaryTerm, ...]:
 
 @lru_cache(maxsize=1)
 def _jieba():
-    import jieba
+    import jieba  # loaded on the first Chinese text only: its dictionary takes about a second
 
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,8 @@ from pydantic import ValidationError
 
 from assistant.errors import UserError
 from assistant.estimate.shapes import mamba_mixer_params
+from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import ModelArch, RecipeRecord
-from assistant.settings import get_settings
 
 # Nested keys under which multimodal configs keep their language model, outermost first
 # (Qwen3-Omni: thinker_config.text_config; Nemotron VL: llm_config; most VLMs: text_config).
@@ -403,27 +402,18 @@ def load_local_config(path: str | Path, hf_model_id: str | None = None) -> Model
 # ------------------------------------------------------------------ bundled catalog
 
 
-def models_dir() -> Path:
-    return get_settings().knowledge_base / "models"
+def models_dir(kb: KnowledgeBase | None = None) -> Path:
+    return (kb or knowledge_base()).models_dir
 
 
-@lru_cache(maxsize=4)
-def _catalog(directory: Path) -> dict[str, ModelArch]:
-    archs: dict[str, ModelArch] = {}
-    for file in sorted(directory.glob("*.json")):
-        arch = ModelArch.model_validate_json(file.read_text(encoding="utf-8"))
-        archs[arch.hf_model_id.lower()] = arch
-    return archs
-
-
-def all_model_archs() -> list[ModelArch]:
+def all_model_archs(kb: KnowledgeBase | None = None) -> list[ModelArch]:
     """Every bundled architecture, sorted by HF id."""
-    return sorted(_catalog(models_dir()).values(), key=lambda a: a.hf_model_id.lower())
+    return sorted((kb or knowledge_base()).model_archs.values(), key=lambda a: a.hf_model_id.lower())
 
 
-def load_model_arch(hf_model_id: str) -> ModelArch | None:
+def load_model_arch(hf_model_id: str, kb: KnowledgeBase | None = None) -> ModelArch | None:
     """Bundled architecture of an HF id (case-insensitive), or None when we do not ship it."""
-    return _catalog(models_dir()).get(hf_model_id.strip().lower())
+    return (kb or knowledge_base()).model_archs.get(hf_model_id.strip().lower())
 
 
 # ---------------------------------------------------------------- Megatron TransformerConfig fields

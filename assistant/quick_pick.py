@@ -9,18 +9,14 @@ resolved against the version's catalog, so only recipes that exist there are eve
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from assistant.kb import knowledge_base
 from assistant.model_names import split_recipe_name
 from assistant.records import Catalog, RecipeRecord, Slots
-from assistant.settings import KNOWLEDGE_BASE
 from assistant.understand import normalise, rx
-
-TABLE = KNOWLEDGE_BASE / "quick_reference.json"
 
 # Which quick-reference row a question with no model asks about; most specific first.
 _INTENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -45,9 +41,8 @@ class QuickPick:
     note: str | None = None
 
 
-@lru_cache(maxsize=1)
 def load_table() -> dict[str, Any]:
-    return json.loads(TABLE.read_text(encoding="utf-8"))
+    return knowledge_base().json("quick_reference.json")
 
 
 def quick_intent(text: str, slots: Slots) -> str | None:

@@ -13,16 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from assistant import hardware_data
 from assistant.bounds import check_gpus
 from assistant.catalog import for_goal, forward_step_of, on_gpu
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.run import RunSettings
-from assistant.estimate.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.estimate.throughput import ThroughputEstimate, TrackRecord, estimate_throughput
+from assistant.kb import knowledge_base
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
+from assistant.planning.resize import resize
+from assistant.planning.search import NearestFit, RankedLayout, nearest_fit, search_layouts
 from assistant.records import (
     Catalog,
     Cluster,
@@ -39,9 +40,20 @@ from assistant.rules.commands import choose_dataset, commands, preset_serves
 from assistant.rules.config import build_config, parse_overrides
 from assistant.rules.features import feature_overrides
 from assistant.rules.fit import FitVerdict
-from assistant.rules.resize import resize
 from assistant.rules.validate import precision_finding, validate
 
+# Override keys that set a Plan field (the plan shows these; an override equal to the plan's is not repeated).
+PLAN_KEYS = {
+    "model.tensor_model_parallel_size": "tp",
+    "model.pipeline_model_parallel_size": "pp",
+    "model.virtual_pipeline_model_parallel_size": "vp",
+    "model.context_parallel_size": "cp",
+    "model.expert_model_parallel_size": "ep",
+    "model.expert_tensor_parallel_size": "etp",
+    "model.sequence_parallel": "sp",
+    "train.micro_batch_size": "mbs",
+    "train.global_batch_size": "gbs",
+}
 Match = Literal["exact", "seq-variant", "closest-size", "similar-architecture", "explicit"]
 ArchLookup = Callable[[str | None], ModelArch | None]
 
@@ -383,7 +395,7 @@ def estimate_run(
     if rec.arch is None or rec.cluster is None or rec.recipe is None or unmodelled_reason(rec.arch):
         return
     record, cluster = rec.recipe, rec.cluster
-    hw = hardware_data.gpu_spec(cluster.gpu_type)
+    hw = knowledge_base().gpu_spec(cluster.gpu_type)
     seq = rec.slots.seq_length or record.seq_length or 4096
     gbs = rec.plan.gbs if rec.plan else (record.global_batch_size or cluster.num_gpus)
     common = {
@@ -392,9 +404,9 @@ def estimate_run(
         "precision": rec.precision or record.precision or "bf16",
     }
     features = features_from_fields(record.fields)
-    calibration = hardware_data.calibration()
+    calibration = knowledge_base().calibration
     rec.speed_error = calibration.median_error
-    track = hardware_data.track_record(rec.arch.hf_model_id, common["precision"])
+    track = knowledge_base().track_record(rec.arch.hf_model_id, common["precision"])
     rec.speed_track = track if track and track.known_bias(calibration.median_error) else None
     if rec.plan is not None:
         run = RunSettings(
@@ -428,8 +440,6 @@ def estimate_run(
 def fitting_overrides(overrides: list[Override], layout: RankedLayout, plan: Plan) -> list[Override]:
     """The plan's overrides with the fitting layout's values on top (same key: the layout's wins); a size
     the plan already has is not repeated."""
-    from assistant.compose import PLAN_KEYS
-
     ours = {o.key: o for o in overrides}
     for key, value in layout.overrides.items():
         if key in ours and ours[key].value == value:
@@ -460,7 +470,14 @@ def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str 
     if not requested or requested == rec.dataset or rec.recipe is None or rec.cluster is None:
         return []
     config = build_config(rec.recipe, {}, version=catalog.version, dataset=requested)
-    found = validate(config, rec.arch, rec.cluster, catalog.version, catalog.launcher)
+    found = validate(
+        config,
+        rec.arch,
+        rec.cluster,
+        catalog.version,
+        catalog.launcher,
+        gpu=knowledge_base().gpu_spec(rec.cluster.gpu_type),
+    )
     return [f for f in found if f.id == "mode-dataset"]
 
 
@@ -551,7 +568,10 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     if rec.cluster is None:
         return rec
     # A precision the GPUs cannot run is reported, and the recipe's own precision kept.
-    unsupported = precision_finding(slots.precision, rec.cluster.gpu_type, kept=record.precision or "bf16")
+    gpu = knowledge_base().gpu_spec(rec.cluster.gpu_type)
+    unsupported = precision_finding(
+        slots.precision, rec.cluster.gpu_type, gpu, kept=record.precision or "bf16"
+    )
     requested = feature_overrides(
         slots.features,
         is_moe=bool(rec.arch and rec.arch.num_moe_experts),

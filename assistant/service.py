@@ -27,9 +27,12 @@ from assistant.compose import (
 )
 from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
+from assistant.kb import knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
+from assistant.planning.fit import estimate_fit
+from assistant.planning.resize import resize
 from assistant.recommend import (
     Recommendation,
     cluster_for,
@@ -43,8 +46,6 @@ from assistant.recommend import (
 from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
 from assistant.rules.config import build_config
-from assistant.rules.fit import estimate_fit
-from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
@@ -86,7 +87,7 @@ def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> S
 def resolve_version(requested: str | None) -> str:
     """A bundled catalog version for what the user asked (exact, or the nearest release)."""
     if not requested:
-        return catalogs.DEFAULT_VERSION
+        return catalogs.default_version()
     try:
         return catalogs.nearest_bundled(requested)
     except UserError:
@@ -273,7 +274,18 @@ def _validate_answer(
             f"这里按 {count} 张检查。",
         )
     arch = recipe_arch(record, load_model_arch)
-    findings = validate(config, arch, cluster, ctx.catalog.version, ctx.catalog.launcher) if cluster else []
+    findings = (
+        validate(
+            config,
+            arch,
+            cluster,
+            ctx.catalog.version,
+            ctx.catalog.launcher,
+            gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+        )
+        if cluster
+        else []
+    )
     verdict = not has_errors(findings)
     head = say(
         lang,
@@ -298,7 +310,7 @@ def _validate_answer(
             num_gpus=cluster.num_gpus, tp=config.tp, pp=config.pp, cp=config.cp, mbs=config.micro_batch_size,
             gbs=config.global_batch_size, vp=config.vp, ep=config.ep, etp=config.etp, sp=config.sp,
         )  # fmt: skip
-        rec.fit = estimate_fit(record, arch, rec.plan, cluster, config)
+        rec.fit = estimate_fit(record, arch, rec.plan, cluster, config, kb=knowledge_base())
         if asks_about_speed(text):
             estimate_run(rec, config.mode, recompute=config.recompute_granularity, search=True)
             diagnosis = speed_diagnosis_lines(rec, lang)
@@ -332,7 +344,7 @@ def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
     cluster = Cluster(num_gpus=config.tp * config.pp * config.cp)
     return [
         f
-        for f in validate(config, None, cluster, version)
+        for f in validate(config, None, cluster, version, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
         if f.fix and {item.split("=", 1)[0] for item in f.fix.split()} & set(stated)
     ]
 
@@ -421,7 +433,9 @@ def _support(text: str, slots: Slots, ctx: VersionContext, lang: str) -> str:
         support.load_table(),
         recipes=ctx.catalog.recipes,
         stems=stems,
-        precision_check=lambda precision, gpu: precision_finding(precision, gpu),
+        precision_check=lambda precision, gpu: precision_finding(
+            precision, gpu, knowledge_base().gpu_spec(gpu) if gpu else None
+        ),
         presets=ctx.catalog.launcher.mixed_precision_presets,
     )
     return found.text if found else ""

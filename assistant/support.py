@@ -8,20 +8,17 @@ the caller falls back to the guide; "not known" is an answer the table can give,
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from assistant.kb import knowledge_base
 from assistant.model_names import split_recipe_name
 from assistant.records import Finding, RecipeRecord
 from assistant.rules.versions import version_key
-from assistant.settings import KNOWLEDGE_BASE
 from assistant.understand import GPU_TYPES, normalise
 
-TABLE = KNOWLEDGE_BASE / "support.json"
 STATUS = {
     "yes": ("**yes**", "**支持**"),
     "partial": ("**partly**, with conditions", "**部分支持**，有条件"),
@@ -40,9 +37,8 @@ class SupportAnswer:
     text: str  # Markdown, in the question's language
 
 
-@lru_cache(maxsize=1)
 def load_table() -> dict[str, Any]:
-    return json.loads(TABLE.read_text(encoding="utf-8"))
+    return knowledge_base().json("support.json")
 
 
 def match_feature(text: str, table: dict[str, Any]) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.compose import say
+from assistant.kb import knowledge_base
 from assistant.recommend import cluster_for, select_recipe, typed_overrides
 from assistant.records import Catalog, Cluster, Finding, ModelArch, RecipeRecord, SelfCheck, Slots
 from assistant.rules import upstream
@@ -192,7 +193,9 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         count = -(-cluster.num_gpus // model_parallel) * model_parallel
         cluster = cluster.model_copy(update={"num_gpus": count})
     arch = recipe_arch(record, load_model_arch)
-    findings = validate(config, arch, cluster, version, catalog.launcher)
+    findings = validate(
+        config, arch, cluster, version, catalog.launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+    )
     rules = signature.rules if signature else ()
     causes = [f for f in findings if f.severity == "error" and f.id in rules]
     if signature is None and not any(f.severity == "error" for f in findings):
@@ -203,18 +206,32 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         # Bridge's training entry fills an unset ETP with 1 (0.6.0+); a path straight into Megatron-Core's
         # initialize_model_parallel does not, and Megatron-Core then uses TP. Check that reading too.
         as_core = {**overrides, ETP_KEY: config.tp}
-        core_errors = errors_of(record, as_core, arch, cluster, version)
+        core_errors = errors_of(record, as_core, arch, cluster, version, hardware=knowledge_base().hardware)
         causes = [f for f in core_errors if f.id == "expert-mesh"]
         if causes:
             unset_etp = True
             pinned = {ETP_KEY: 1}
             remaining = errors_of(
-                record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES
+                record,
+                {**overrides, **pinned},
+                arch,
+                cluster,
+                version,
+                ignore=LAUNCH_INPUT_RULES,
+                hardware=knowledge_base().hardware,
             )
             fixed = Repair(fix=pinned, remaining=remaining)
     errors = [f for f in findings if f.severity == "error" and f.id not in LAUNCH_INPUT_RULES]
     if fixed is None and (causes or errors):
-        fixed = repair(record, overrides, arch, cluster, version, ignore=LAUNCH_INPUT_RULES)
+        fixed = repair(
+            record,
+            overrides,
+            arch,
+            cluster,
+            version,
+            ignore=LAUNCH_INPUT_RULES,
+            hardware=knowledge_base().hardware,
+        )
     alternatives = (
         _uneven_stages(record, overrides, arch, cluster, version, config) if _has(causes, "pp-layers") else []
     )
@@ -252,7 +269,15 @@ def _uneven_stages(
         split = {FIRST_STAGE_LAYERS: edge, LAST_STAGE_LAYERS: edge}
         if config.vp and middle % config.vp:
             continue
-        if not errors_of(record, {**overrides, **split}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES):
+        if not errors_of(
+            record,
+            {**overrides, **split},
+            arch,
+            cluster,
+            version,
+            ignore=LAUNCH_INPUT_RULES,
+            hardware=knowledge_base().hardware,
+        ):
             return [split]
     return []
 

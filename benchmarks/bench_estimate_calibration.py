@@ -14,8 +14,8 @@ import json
 import statistics
 from collections import defaultdict
 
-from assistant import hardware_data
 from assistant.estimate.throughput import precision_key
+from assistant.kb import knowledge_base
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import load_archs, memory_cases
 from ingest.calibration_fit import (
@@ -35,8 +35,8 @@ BLIND_MODELS = {"nemotron_3_super": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF
 
 
 def throughput() -> None:
-    hw = hardware_data.hardware_table()
-    cal = hardware_data.calibration()
+    hw = knowledge_base().hardware
+    cal = knowledge_base().calibration
     archs = load_archs(CALIBRATION)
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
     usable = usable_rows(rows, archs, hw)
@@ -156,8 +156,8 @@ def persistence(train: list[dict], held: list[dict]) -> None:
 
 
 def memory() -> None:
-    hw = hardware_data.hardware_table()
-    ov = hardware_data.memory_overheads()
+    hw = knowledge_base().hardware
+    ov = knowledge_base().memory_overheads
     cases = memory_cases(CALIBRATION, hw)
     print(f"\nmemory: {len(cases)} measured peaks ({ov.source})")
     errors: list[tuple[float, str, float, float]] = []

@@ -16,12 +16,12 @@ import json
 import time
 from collections import defaultdict
 
-from assistant import hardware_data
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.memory import estimate_memory
 from assistant.estimate.run import RunSettings
-from assistant.estimate.search import is_valid_layout, recompute_options, search_layouts
 from assistant.estimate.throughput import estimate_throughput
+from assistant.kb import knowledge_base
+from assistant.planning.search import is_valid_layout, recompute_options, search_layouts
 from assistant.records import Cluster
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import load_archs
@@ -32,7 +32,7 @@ TOP_K = 5
 
 
 def hit_rate() -> None:
-    hw = hardware_data.hardware_table()
+    hw = knowledge_base().hardware
     archs = load_archs(CALIBRATION)
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
     configs = latest_per_config(usable_rows(rows, archs, hw))
@@ -62,7 +62,7 @@ def hit_rate() -> None:
         where = f"rank {rank}" if rank else "absent"
         if rank is None and not is_valid_layout(
             plan_of_row(row), archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
-            row["seq_length"], precision=row["precision"],
+            row["seq_length"], precision=row["precision"], gpu=hw[row["gpu"]],
         ):  # fmt: skip
             where = "invalid"
             rejected += 1
@@ -108,10 +108,10 @@ def published_estimate(row: dict, arch, hw) -> float | None:
                "grad_reduce_in_fp32": False, "fsdp": bool(row["fsdp"])}  # fmt: skip
     for recompute, modules in recompute_options(arch):
         run = RunSettings(recompute=recompute, recompute_modules=modules, **options)
-        memory = estimate_memory(arch, plan, hw, run, overheads=hardware_data.memory_overheads())
+        memory = estimate_memory(arch, plan, hw, run, overheads=knowledge_base().memory_overheads)
         if memory.fits:
             speed_run = run.but(features=row_features(row) or RunFeatures())
-            speed = estimate_throughput(arch, plan, hw, speed_run, calibration=hardware_data.calibration())
+            speed = estimate_throughput(arch, plan, hw, speed_run, calibration=knowledge_base().calibration)
             return speed.tokens_per_sec_per_gpu
     return None
 

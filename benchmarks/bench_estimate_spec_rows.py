@@ -17,8 +17,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from assistant import hardware_data
 from assistant.estimate.hardware import GIB
+from assistant.kb import knowledge_base
 from assistant.models import TRANSFORMER_ARCH_FIELDS
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import memory_cases
@@ -67,7 +67,7 @@ def spec_of(case: dict, gpu: str) -> dict:
 
 
 def main() -> None:
-    hw = hardware_data.hardware_table()
+    hw = knowledge_base().hardware
     cases = memory_cases(KNOWLEDGE_BASE / "calibration", hw)
     measured_stage, busiest, failed = [], [], []
     with tempfile.TemporaryDirectory() as tmp:

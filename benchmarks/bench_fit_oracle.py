@@ -17,7 +17,8 @@ from collections import Counter
 from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB
-from ui.commands.estimate import build_parser, estimate_run, run_from_record
+from assistant.planning.estimate import estimate_run
+from ui.commands.estimate import build_parser, run_from_record
 
 VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evals.real import RealScore
-    from evals.run import EvalRun
+    from evals.run_record import EvalRun
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

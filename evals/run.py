@@ -11,7 +11,6 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +34,8 @@ from evals.metrics import (
     summarize,
 )
 from evals.real import RealRow, RealScore, real_gates, score_real_row, summarize_real
+from evals.report import archive_summary, write_report
+from evals.run_record import EvalRun
 
 EVALS_DIR = Path(__file__).resolve().parent
 DEFAULT_SET = EVALS_DIR / "golden" / "qa.jsonl"
@@ -57,15 +58,6 @@ class Retriever(Protocol):
         version: str | None = None,
         doc_type: str | None = None,
     ) -> Any: ...
-
-
-@dataclass
-class EvalRun:
-    scores: list[RowScore]
-    retrieval: list[RetrievalScore] | None
-    summary: Summary
-    answers: dict[str, dict[str, Any]]
-    real: list[RealScore] | None = None  # the real-question rows, when that set ran
 
 
 # ---------------------------------------------------------------- loading
@@ -390,7 +382,6 @@ def main(
     The shipped golden set runs together with the shipped real-question set; another `set_path` runs alone
     unless `real_path` is given.
     """
-    from evals.report import archive_summary, write_report
 
     rows = load_golden(set_path)
     if real_path is None and set_path == DEFAULT_SET and DEFAULT_REAL_SET.is_file():

@@ -20,12 +20,23 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from assistant.kb import knowledge_base
+from assistant.models import load_model_arch
+from assistant.records import Plan
 from assistant.settings import get_settings
+from ingest.calibration_fit import (
+    fit_memory,
+    fit_throughput,
+    golden_case,
+    select_recency_decay,
+    track_records,
+)
+from ingest.catalog_build import bridge_git_dir, mcore_git_dir
 from ingest.perf_features import attach_features
 
-BRIDGE_GIT = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
 BRIDGE_COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
-MEGATRON_GIT = "/work/.mirror/NVIDIA+Megatron-LM/repo"
 PERF_DOCS = ("docs/performance-summary.md", "docs/performance-summary-archive.md")
 GPU_OF_SYSTEM = {
     "DGX-GB300": "gb300",
@@ -197,8 +208,6 @@ def _table_rows(cells, release, mode, model_heading, system_heading, path, commi
 
 def bridge_card_memory_rows(git_dir: str, commit: str) -> list[dict[str, Any]]:
     """Peak memory rows of skill cards whose workload names a full dense configuration."""
-    import yaml
-
     listing = subprocess.run(
         ["git", "-C", git_dir, "ls-tree", "-r", "--name-only", commit, "skills/"],
         check=True,
@@ -256,8 +265,6 @@ def _walk_dicts(node):
 
 def megatron_golden_memory_rows(git_dir: str) -> list[dict[str, Any]]:
     """mem-max-allocated-bytes (steady state) of Megatron-LM GPT functional tests, paired with their args."""
-    import yaml
-
     commit = subprocess.run(
         ["git", "-C", git_dir, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()
@@ -343,8 +350,6 @@ def write_json(path: Path, data: Any) -> None:
 
 def load_archs(out: Path) -> dict:
     """Perf-table model name -> bundled ModelArch (knowledge_base/models)."""
-    from assistant.models import load_model_arch
-
     data = json.loads((out / "archs.json").read_text(encoding="utf-8"))
     archs = {key: load_model_arch(hf_id) for key, hf_id in data["models"].items()}
     missing = sorted(key for key, arch in archs.items() if arch is None)
@@ -355,8 +360,6 @@ def load_archs(out: Path) -> dict:
 
 def memory_cases(out: Path, hw: dict) -> list[dict[str, Any]]:
     """Measured peaks as estimator inputs: [{"case", "gpu", "measured", "stage", "name", "source"}]."""
-    from ingest.calibration_fit import golden_case
-
     data = json.loads((out / "memory_rows.json").read_text(encoding="utf-8"))
     archs = load_archs(out)
     cases = []
@@ -391,8 +394,6 @@ def memory_cases(out: Path, hw: dict) -> list[dict[str, Any]]:
 
 
 def _bridge_case(row: dict[str, Any], arch) -> dict[str, Any]:
-    from assistant.records import Plan
-
     plan = Plan.sized(
         num_gpus=row["num_gpus"],
         tp=row["tp"],
@@ -427,10 +428,7 @@ HELD_OUT_MEMORY_FAMILY = "megatron:moe/"
 def fit_all(out: Path) -> dict[str, Any]:
     """Fit throughput efficiencies (releases <= 26.04.01, recency decay chosen on a validation split inside
     them) and memory overheads (A100/H100 rows only, MoE test family held out)."""
-    from assistant import hardware_data
-    from ingest.calibration_fit import fit_memory, fit_throughput, select_recency_decay, track_records
-
-    hw = hardware_data.hardware_table()
+    hw = knowledge_base().hardware
     archs = load_archs(out)
     rows = json.loads((out / "perf_rows.json").read_text(encoding="utf-8"))["rows"]
     validation = select_recency_decay(rows, archs, hw)
@@ -453,13 +451,19 @@ def fit_all(out: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bridge", default=BRIDGE_GIT)
+    parser.add_argument(
+        "--bridge", type=Path, help="Megatron-Bridge git mirror (default $AUTORECIPE_BRIDGE_GIT)."
+    )
     parser.add_argument("--commit", default=BRIDGE_COMMIT)
-    parser.add_argument("--megatron", default=MEGATRON_GIT)
+    parser.add_argument(
+        "--megatron", type=Path, help="Megatron-LM git mirror (default $AUTORECIPE_MCORE_GIT)."
+    )
     parser.add_argument("--fit-only", action="store_true", help="refit from the stored rows")
     args = parser.parse_args(argv)
     out = get_settings().knowledge_base / "calibration"
     if not args.fit_only:
+        args.bridge = str(bridge_git_dir(args.bridge))  # a clear message when neither is given
+        megatron = mcore_git_dir(args.megatron)
         perf = [
             row
             for path in PERF_DOCS
@@ -469,8 +473,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"perf rows with their release recipe's features: {sum(matched.values())} of {len(perf)}")
         write_json(out / "perf_rows.json", {"rows": perf})
         memory = {"bridge_cards": bridge_card_memory_rows(args.bridge, args.commit)}
-        if Path(args.megatron).exists():
-            memory["megatron_golden"] = megatron_golden_memory_rows(args.megatron)
+        if megatron is not None:
+            memory["megatron_golden"] = megatron_golden_memory_rows(str(megatron))
         write_json(out / "memory_rows.json", memory)
         print(f"perf rows: {len(perf)}; memory rows: {sum(len(v) for v in memory.values())}")
     write_json(out / "fit.json", fit_all(out))

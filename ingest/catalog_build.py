@@ -30,6 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from assistant.kb import knowledge_base
 from assistant.records import CatalogSource
 from ingest.recipes.build import build_catalog, write_catalog
 from ingest.recipes.interpreter import McoreFacts
@@ -40,7 +41,6 @@ from ingest.self_check import annotate
 BRIDGE_GIT_SETTING = "AUTORECIPE_BRIDGE_GIT"
 MCORE_GIT_SETTING = "AUTORECIPE_MCORE_GIT"
 MCORE_SUBMODULE = "3rdparty/Megatron-LM"
-CATALOG_DIR = Path(__file__).resolve().parents[1] / "knowledge_base" / "catalogs"
 WHEEL_CACHE = Path.home() / ".cache" / "autorecipe" / "wheels"
 MATERIALISED_PREFIXES = (
     "src/megatron/bridge/recipes/",
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
         "--wheel", type=Path, default=None, help="megatron_bridge-0.3.1 wheel (else pip download)"
     )
     parser.add_argument("--versions", nargs="*", default=[b.version for b in BUNDLED])
-    parser.add_argument("--out", type=Path, default=CATALOG_DIR)
+    parser.add_argument("--out", type=Path, default=knowledge_base().catalog_dir)
     args = parser.parse_args(argv)
     known = {b.version: b for b in BUNDLED}
     git_dir, mcore_git = bridge_git_dir(args.git), mcore_git_dir(args.mcore_git)

@@ -15,7 +15,8 @@ import argparse
 import ast
 import json
 
-from assistant.catalog import CATALOG_DIR, available_versions
+from assistant.catalog import available_versions
+from assistant.kb import knowledge_base
 from assistant.settings import get_settings
 from ingest.calibration import BRIDGE_GIT, git_show, write_json
 
@@ -43,7 +44,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     versions: dict[str, dict] = {}
     for version in available_versions():
-        commit = json.loads((CATALOG_DIR / f"{version}.json").read_text(encoding="utf-8"))["source"]["commit"]
+        commit = json.loads((knowledge_base().catalog_dir / f"{version}.json").read_text(encoding="utf-8"))[
+            "source"
+        ]["commit"]
         presets = extract_presets(git_show(args.bridge, commit, MODULE_PATH))
         versions[version] = {"commit": commit, "presets": presets}
     out = get_settings().knowledge_base / "mixed_precision.json"

@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 
 from assistant.settings import get_settings
+from ingest.catalog_build import bridge_git_dir
 
-BRIDGE_GIT = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
 TAGS = {"0.3.1": "v0.3.1", "0.5.1": "v0.5.1", "0.6.0": "v0.6.0", "main": "main"}
 PATH = "src/megatron/bridge/training/mixed_precision.py"
 FIELD = "fp8_param_gather"
@@ -78,8 +78,11 @@ def extract(git_dir: str) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bridge", default=BRIDGE_GIT)
+    parser.add_argument(
+        "--bridge", type=Path, help="Megatron-Bridge git mirror (default $AUTORECIPE_BRIDGE_GIT)."
+    )
     args = parser.parse_args(argv)
+    args.bridge = str(bridge_git_dir(args.bridge))  # a clear message when neither is given
     out = Path(get_settings().knowledge_base) / "calibration" / "precision_params.json"
     out.write_text(json.dumps(extract(args.bridge), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {out}")

@@ -18,16 +18,24 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from assistant.records import Catalog
 from assistant.rules.repair import self_check
+from assistant.rules.versions import version_key
+from ingest.recipes.build import write_catalog
 
 
 def annotate(catalog: Catalog) -> Catalog:
     """The catalog with `self_check` set on every record (records themselves are not changed otherwise)."""
+    hardware = knowledge_base().hardware
     recipes = [
         record.model_copy(
-            update={"self_check": self_check(record, recipe_arch(record, load_model_arch), catalog.version)}
+            update={
+                "self_check": self_check(
+                    record, recipe_arch(record, load_model_arch), catalog.version, hardware=hardware
+                )
+            }
         )
         for record in catalog.recipes
     ]
@@ -40,15 +48,13 @@ def broken(catalog: Catalog) -> list[str]:
 
 
 def main(argv: Iterable[str] | None = None) -> None:
-    from ingest.catalog_build import BUNDLED, CATALOG_DIR
-    from ingest.recipes.build import write_catalog
-
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--versions", nargs="*", default=[b.version for b in BUNDLED])
-    parser.add_argument("--dir", type=Path, default=CATALOG_DIR)
+    parser.add_argument("--versions", nargs="*", help="Default: every catalog in --dir.")
+    parser.add_argument("--dir", type=Path, default=knowledge_base().catalog_dir)
     args = parser.parse_args(list(argv) if argv is not None else None)
+    args.versions = args.versions or sorted((p.stem for p in args.dir.glob("*.json")), key=version_key)
     for version in args.versions:
         path = args.dir / f"{version}.json"
         catalog = annotate(Catalog(**json.loads(path.read_text(encoding="utf-8"))))

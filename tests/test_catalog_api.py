@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from assistant.catalog import (
-    DEFAULT_VERSION,
     available_versions,
+    default_version,
     detect_version,
     find_recipes,
     load_catalog,
@@ -50,7 +50,7 @@ RECORD_KEYS = {
 
 def test_bundled_versions_and_default() -> None:
     assert available_versions() == ["0.3.1", "0.5.1", "0.6.0", "main"]
-    assert DEFAULT_VERSION == "0.6.0" and load_catalog().version == "0.6.0"
+    assert default_version() == "0.6.0" and load_catalog().version == "0.6.0"
     assert load_catalog("v0.5.1").version == "0.5.1"
 
 

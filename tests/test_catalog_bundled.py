@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.catalog import CATALOG_DIR, load_catalog
+from assistant.catalog import load_catalog
+from assistant.kb import knowledge_base
 from ingest.recipes.names import OLD_PERF_NAME
 
 GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
@@ -90,7 +91,7 @@ def _records(version: str, kind: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_catalog_file_is_sorted_and_readable(version: str) -> None:
-    payload = json.loads((CATALOG_DIR / f"{version}.json").read_text())
+    payload = json.loads((knowledge_base().catalog_dir / f"{version}.json").read_text())
     keys = [(r["kind"], r["name"]) for r in payload["recipes"]]
     assert keys == sorted(keys)
     assert payload["version"] == version

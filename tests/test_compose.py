@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assistant.compose import changed_overrides
-from assistant.estimate.search import layout_overrides
+from assistant.planning.search import layout_overrides
 from assistant.records import Plan
 from assistant.rules.config import parse_overrides
 from tests.archs import LLAMA3_70B

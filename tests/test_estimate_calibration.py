@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from assistant import hardware_data
+from assistant.kb import knowledge_base
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import parse_perf_markdown
 from ingest.calibration_fit import is_training_row, latest_per_config, release_tuple
@@ -98,7 +98,7 @@ def test_track_records_are_the_fitted_estimate_against_the_published_rows() -> N
     fit = json.loads((CALIBRATION / "fit.json").read_text())
     rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
     archs = load_archs(CALIBRATION)
-    again = track_records(rows, archs, hardware_data.hardware_table(), hardware_data.calibration())
+    again = track_records(rows, archs, knowledge_base().hardware, knowledge_base().calibration)
     assert [t.to_json() for t in again] == fit["track_records"]
     assert {t.hf_model_id for t in again} == {a.hf_model_id for a in archs.values()}
     assert sum(t.runs for t in again) > 90
@@ -109,6 +109,6 @@ def test_fitted_parameters_come_from_the_training_releases() -> None:
     assert fit["produced_by"] == "python -m ingest.calibration"
     assert "26.04.01" in fit["throughput"]["source"]
     assert "A100/H100" in fit["memory"]["source"]
-    cal = hardware_data.calibration()
+    cal = knowledge_base().calibration
     assert cal.gemm_efficiency and all(0 < v <= 1 for v in cal.gemm_efficiency.values())
-    assert hardware_data.memory_overheads().source == fit["memory"]["source"]
+    assert knowledge_base().memory_overheads.source == fit["memory"]["source"]

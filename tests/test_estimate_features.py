@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from assistant import hardware_data
 from assistant.catalog import load_catalog
 from assistant.estimate.features import RunFeatures, cuda_graph_kind, features_from_fields
 from assistant.estimate.run import RunSettings
 from assistant.estimate.throughput import Calibration, estimate_throughput
+from assistant.kb import knowledge_base
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration_fit import plan_of_row
 from ingest.perf_features import BRIDGE_TAG_OF_RELEASE, match_recipe, run_settings
@@ -63,7 +63,7 @@ def test_multi_token_prediction_is_read_from_the_recipe_and_costs_time() -> None
         return estimate_throughput(
             arch,
             plan,
-            hardware_data.gpu_spec("gb300"),
+            knowledge_base().gpu_spec("gb300"),
             RunSettings(seq_length=8192, precision="mxfp8", features=run),
         ).tokens_per_sec_per_gpu
 
@@ -136,9 +136,9 @@ def _qwen(features: RunFeatures | None, precision: str = "mxfp8", cal: Calibrati
     return estimate_throughput(
         QWEN3_30B,
         plan_of_row(row),
-        hardware_data.gpu_spec("gb200"),
+        knowledge_base().gpu_spec("gb200"),
         RunSettings(seq_length=row["seq_length"], precision=precision, features=features or RunFeatures()),
-        calibration=cal or hardware_data.calibration(),
+        calibration=cal or knowledge_base().calibration,
     )
 
 
@@ -149,7 +149,7 @@ def test_fp8_attention_is_faster_only_in_low_precision() -> None:
 
 
 def test_cuda_graphs_remove_launch_time_in_order() -> None:
-    cal = hardware_data.calibration()
+    cal = knowledge_base().calibration
     assert cal.layer_host_s > 0
     steps = [_qwen(RunFeatures(cuda_graph=kind)).step_time_s for kind in (None, "partial", "full_iteration")]
     assert steps[0] > steps[1] > steps[2]
@@ -159,7 +159,7 @@ def test_all_to_all_overlap_hides_expert_parallel_time() -> None:
     plain, overlapped = _qwen(None), _qwen(RunFeatures(moe_a2a_overlap=True))
     assert plain.exposed_comm_s.ep > 0
     assert overlapped.exposed_comm_s.ep == pytest.approx(
-        plain.exposed_comm_s.ep * hardware_data.calibration().ep_overlap_exposed
+        plain.exposed_comm_s.ep * knowledge_base().calibration.ep_overlap_exposed
     )
 
 
@@ -172,7 +172,7 @@ def test_flex_dispatch_sends_a_token_once_per_remote_node() -> None:
     """On H100 (8-GPU NVLink domain) EP16 spans two nodes: DeepEP/HybridEP cut the network bytes; inside one
     domain (EP8 on GB200's NVL72) there is no network traffic to cut."""
     row = next(r for r in ROWS if r["model"] == "qwen3_30b_a3b" and r["gpu"] == "h100" and r["ep"] == 16)
-    layout, h100 = plan_of_row(row), hardware_data.gpu_spec("h100")
+    layout, h100 = plan_of_row(row), knowledge_base().gpu_spec("h100")
 
     def ep_time(features: RunFeatures) -> float:
         est = estimate_throughput(
@@ -180,7 +180,7 @@ def test_flex_dispatch_sends_a_token_once_per_remote_node() -> None:
             layout,
             h100,
             RunSettings(seq_length=4096, precision="fp8_cs", features=features),
-            calibration=hardware_data.calibration(),
+            calibration=knowledge_base().calibration,
         )
         return est.exposed_comm_s.ep
 

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from assistant import hardware_data
 from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, load_hardware, resolve_gpu
 from assistant.estimate.memory import estimate_memory
 from assistant.estimate.run import RunSettings
+from assistant.kb import knowledge_base
 from assistant.records import Plan
 from assistant.settings import KNOWLEDGE_BASE
 from tests.archs import LLAMA3_8B, LLAMA3_70B, QWEN3_30B
@@ -100,7 +100,7 @@ def test_llama3_70b_pretrain_on_8_h100_does_not_fit() -> None:
         plan(8, tp=8, gbs=128),
         H100,
         RunSettings(seq_length=8192, recompute="full"),
-        overheads=hardware_data.memory_overheads(),
+        overheads=knowledge_base().memory_overheads,
     )
     assert not est.fits
     assert est.margin_bytes < -60 * GIB
@@ -113,7 +113,7 @@ def test_lora_llama3_8b_on_one_h100_fits() -> None:
         plan(1, gbs=8),
         H100,
         RunSettings(seq_length=4096, mode="peft"),
-        overheads=hardware_data.memory_overheads(),
+        overheads=knowledge_base().memory_overheads,
     )
     assert est.fits
     assert est.margin_bytes > 10 * GIB
@@ -124,7 +124,7 @@ def test_peaks_follow_the_documented_measurements() -> None:
     """Bridge's Llama3-70B SFT on 32 H100 (TP4 PP4 VPP5, FP8-CS, bf16 grads, mlp recompute): 55.6 GB
     measured (skills/nemo-mbridge-perf-activation-recompute/card.yaml); Megatron-LM's gpt3_7b_tp4_pp1
     memory_speed test: 54.2 GiB on A100."""
-    ov = hardware_data.memory_overheads()
+    ov = knowledge_base().memory_overheads
     sft = estimate_memory(
         LLAMA3_70B,
         plan(32, tp=4, pp=4, vp=5, gbs=32),
@@ -323,10 +323,10 @@ def test_uniform_full_recompute_keeps_one_input_per_group() -> None:
 def test_fp8_presets_store_the_weights_in_fp8() -> None:
     """Bridge's FP8 and MXFP8 presets set fp8_param_gather (one byte per weight, no cached copy); NVFP4 and
     BF16 keep bf16 weights."""
-    assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_fp8_current_scaling_mixed")
-    assert hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_mxfp8_mixed")
-    assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_with_nvfp4_mixed")
-    assert not hardware_data.preset_stores_fp8_weights("0.6.0", "bf16_mixed")
+    assert knowledge_base().preset_stores_fp8_weights("0.6.0", "bf16_with_fp8_current_scaling_mixed")
+    assert knowledge_base().preset_stores_fp8_weights("0.6.0", "bf16_with_mxfp8_mixed")
+    assert not knowledge_base().preset_stores_fp8_weights("0.6.0", "bf16_with_nvfp4_mixed")
+    assert not knowledge_base().preset_stores_fp8_weights("0.6.0", "bf16_mixed")
 
 
 def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:

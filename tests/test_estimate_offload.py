@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from assistant import hardware_data
 from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, load_hardware
 from assistant.estimate.memory import HOST_MEMORY_SHARE, estimate_memory, layer_activation_bytes
 from assistant.estimate.run import RunSettings
-from assistant.estimate.search import layout_config, layout_findings, search_layouts
 from assistant.estimate.throughput import estimate_throughput
+from assistant.kb import knowledge_base
+from assistant.planning.search import layout_config, layout_findings, search_layouts
 from assistant.records import Cluster, Plan
 from assistant.rules import upstream
 from assistant.settings import KNOWLEDGE_BASE
@@ -73,7 +73,7 @@ def test_offloading_needs_pipeline_parallelism_off() -> None:
 def test_nvlink_c2c_hides_the_transfers_that_pcie_exposes() -> None:
     """The same offload costs next to nothing over Grace's NVLink-C2C and real time over a shared PCIe
     uplink: the transfer of a layer's activations is compared with the compute it overlaps."""
-    cal = hardware_data.calibration()
+    cal = knowledge_base().calibration
 
     def exposed_share(gpu: str) -> float:
         speed = estimate_throughput(
@@ -117,7 +117,13 @@ def test_search_offers_fsdp_with_offloading_on_grace_blackwell() -> None:
         assert r.memory.fits and r.memory.offloaded_bytes > 0
         assert any("CPU offloading" in reason for reason in r.reasons)
         config = layout_config(r.plan, 8192, mode="pretrain", precision="fp8_cs", values=r.overrides)
-        assert not [f for f in layout_findings(config, LLAMA3_70B, cluster) if f.severity == "error"]
+        assert not [
+            f
+            for f in layout_findings(
+                config, LLAMA3_70B, cluster, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+            )
+            if f.severity == "error"
+        ]
     top_fsdp = next(r for r in ranked if r.fsdp and r.plan.tp == 1 and r.plan.cp == 1)
     assert top_fsdp.offload_layers, "TP1 FSDP without recompute needs offloading at seq 8192"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import hardware_data
-from assistant.estimate.search import (
+from assistant.kb import knowledge_base
+from assistant.planning.search import (
     ROOM_CANDIDATES,
     fsdp_only_as_last_resort,
     gpu_counts_to_try,
@@ -34,7 +34,7 @@ def test_search_returns_valid_fitting_layouts_in_order(
     cluster = Cluster(num_gpus=gpus, gpu_type="h100")
     ranked = search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs, precision="fp8_cs")
     assert 1 <= len(ranked) <= 5
-    band = hardware_data.calibration().median_error
+    band = knowledge_base().calibration.median_error
     top = max(r.throughput.tokens_per_sec_per_gpu for r in ranked)
     for above, below in zip(ranked, ranked[1:], strict=False):
         faster_below = below.throughput.tokens_per_sec_per_gpu > above.throughput.tokens_per_sec_per_gpu
@@ -49,13 +49,19 @@ def test_search_returns_valid_fitting_layouts_in_order(
         assert p.gbs == gbs == p.mbs * p.dp * p.ga
         assert p.tp * p.pp * p.cp * p.dp == gpus
         assert r.memory.fits
-        assert is_valid_layout(p, arch, cluster, seq, precision="fp8_cs")
+        assert is_valid_layout(
+            p, arch, cluster, seq, precision="fp8_cs", gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+        )
         config = EffectiveConfig(
             recipe="x", version="0.6.0", mode="pretrain", tp=p.tp, pp=p.pp, vp=p.vp, cp=p.cp, ep=p.ep,
             etp=p.etp, sp=p.sp, seq_length=seq, global_batch_size=gbs, micro_batch_size=p.mbs,
             values={k: v for k, v in r.overrides.items() if k in FLEXIBLE_LAYOUT_KEYS},
         )  # fmt: skip
-        assert not [f for f in validate(config, arch, cluster) if f.severity == "error"]
+        assert not [
+            f
+            for f in validate(config, arch, cluster, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
+            if f.severity == "error"
+        ]
         assert any("bubble" in reason for reason in r.reasons)
         assert any("exposed communication" in reason for reason in r.reasons)
         assert any("recompute" in reason for reason in r.reasons)
@@ -66,9 +72,27 @@ def test_invalid_layouts_are_rejected() -> None:
     cluster = Cluster(num_gpus=8, gpu_type="h100")
     base = search_layouts(LLAMA3_8B, cluster, seq_length=4096, global_batch_size=64)[0].plan
     # TP=3 does not divide the 32 heads; EP on a dense model; GBS identity broken.
-    assert not is_valid_layout(base.model_copy(update={"tp": 3}), LLAMA3_8B, cluster, 4096)
-    assert not is_valid_layout(base.model_copy(update={"ep": 2}), LLAMA3_8B, cluster, 4096)
-    assert not is_valid_layout(base.model_copy(update={"ga": base.ga + 1}), LLAMA3_8B, cluster, 4096)
+    assert not is_valid_layout(
+        base.model_copy(update={"tp": 3}),
+        LLAMA3_8B,
+        cluster,
+        4096,
+        gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+    )
+    assert not is_valid_layout(
+        base.model_copy(update={"ep": 2}),
+        LLAMA3_8B,
+        cluster,
+        4096,
+        gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+    )
+    assert not is_valid_layout(
+        base.model_copy(update={"ga": base.ga + 1}),
+        LLAMA3_8B,
+        cluster,
+        4096,
+        gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+    )
 
 
 def test_seventy_b_on_eight_h100_is_a_quantified_no() -> None:
@@ -98,7 +122,7 @@ def test_uneven_pipeline_split_names_the_flags_it_needs() -> None:
 
 
 def test_selective_recompute_follows_the_architecture() -> None:
-    from assistant.estimate.search import recompute_options
+    from assistant.planning.search import recompute_options
 
     dense = [modules for _, modules in recompute_options(LLAMA3_8B)]
     moe = [modules for _, modules in recompute_options(QWEN3_30B)]
@@ -123,7 +147,7 @@ def test_fsdp_layouts_carry_their_flags() -> None:
 def test_split_overrides_name_how_megatron_splits_the_layers() -> None:
     import re
 
-    from assistant.estimate.search import pipeline_layout, split_overrides
+    from assistant.planning.search import pipeline_layout, split_overrides
 
     assert split_overrides(80, 8, 5) == {}
     assert split_overrides(126, 16, 8) == {
@@ -205,7 +229,7 @@ def test_context_parallel_that_buys_nothing_is_not_proposed() -> None:
     unfiltered candidates show such twins exist, so the filter is not a no-op."""
     cluster = Cluster(num_gpus=64, gpu_type="h100")
     common = {"seq_length": 8192, "global_batch_size": 256, "precision": "fp8_cs", "top_k": 10_000}
-    band = hardware_data.calibration().median_error
+    band = knowledge_base().calibration.median_error
 
     def twins(layouts: list) -> list:
         speed = {(r.plan.tp, r.plan.pp, r.plan.cp, r.plan.ep, r.fsdp): r.throughput.tokens_per_sec_per_gpu

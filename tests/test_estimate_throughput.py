@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from assistant import hardware_data
 from assistant.estimate.hardware import load_hardware
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import dims_of, flops_per_token
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
+from assistant.kb import knowledge_base
 from assistant.records import ModelArch, Plan
 from assistant.settings import KNOWLEDGE_BASE
 
@@ -70,7 +70,7 @@ def test_faster_gpu_is_faster() -> None:
 
 def test_calibrated_estimate_matches_a_published_row() -> None:
     """26.04.01 DGX-H100, Llama3 70B FP8, 64 GPUs, TP4 PP8 VP5, GBS 256: 1664 tokens/s/GPU published."""
-    est = run(plan(64, 4, 8, 5, 256), calibration=hardware_data.calibration(), grad_reduce_in_fp32=False)
+    est = run(plan(64, 4, 8, 5, 256), calibration=knowledge_base().calibration, grad_reduce_in_fp32=False)
     assert est.tokens_per_sec_per_gpu == pytest.approx(1664, rel=0.15)
 
 
@@ -181,7 +181,7 @@ def test_pipeline_sends_are_exposed_without_interleaving() -> None:
 def test_export_variants_borrow_the_fit_and_keep_their_own_links() -> None:
     # H800: the H100's chip and memory with NVLink cut to 400 GB/s; the fit has no H800 row, so it uses
     # the H100's efficiencies and only the TP traffic over the slower NVLink costs time.
-    cal = hardware_data.calibration()
+    cal = knowledge_base().calibration
     assert HW["h800"].calibration_key == "h100" and HW["h100"].calibration_key == "h100"
     tensor_parallel = plan(64, 8, 2, None, 256)
     h100 = estimate_throughput(

@@ -10,6 +10,7 @@ import pytest
 from assistant import quick_pick, support
 from assistant.catalog import load_catalog
 from assistant.config_text import extract_overrides
+from assistant.kb import knowledge_base
 from assistant.model_names import candidate_stems
 from assistant.recommend import exact_recipe, known_stems, other_variants
 from assistant.records import Slots
@@ -144,7 +145,7 @@ def test_mxfp8_on_workstation_blackwell_is_no_whatever_the_release() -> None:
 
 def test_precision_answer_comes_from_the_rule_module() -> None:
     def check(precision: str, gpu: str):
-        return precision_finding(precision, gpu)
+        return precision_finding(precision, gpu, knowledge_base().gpu_spec(gpu) if gpu else None)
 
     table = support.load_table()
     h100 = support.answer("Can I train in MXFP8 on H100?", "0.6.0", "en", table, precision_check=check)

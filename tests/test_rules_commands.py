@@ -12,10 +12,10 @@ import pytest
 from torch.distributed.run import get_args_parser
 
 from assistant.errors import UserError
+from assistant.planning.resize import resize
 from assistant.records import Cluster, LauncherSpec, Override
 from assistant.rules.commands import choose_dataset, commands, render_override
 from assistant.rules.findings import render_value
-from assistant.rules.resize import resize
 from tests.test_rules_fixtures import (
     HAND_LAUNCHERS,
     LLAMA3_8B,

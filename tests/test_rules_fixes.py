@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assistant.kb import knowledge_base
 from assistant.records import Cluster
 from assistant.rules.config import build_config
 from assistant.rules.validate import validate
@@ -34,10 +35,16 @@ def test_each_fix_clears_its_own_finding(arch, version, mode, tp, pp, vp, cp, ep
     overrides += [f"vp={vp}"] if vp else []
     overrides += [f"ep={ep}"] if arch.num_moe_experts else []
     cluster = Cluster(num_gpus=gpus)
-    before = validate(build_config(record, overrides, version=version), arch, cluster, version)
+    before = validate(
+        build_config(record, overrides, version=version),
+        arch,
+        cluster,
+        version,
+        gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+    )
     for item in before:
         if item.severity != "error" or not item.fix or item.fix.startswith("-") or "/path/" in item.fix:
             continue
         fixed = build_config(record, [*overrides, *item.fix.split()], version=version)
-        after = validate(fixed, arch, cluster, version)
+        after = validate(fixed, arch, cluster, version, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
         assert not [f for f in after if f.id == item.id and f.severity == "error"], (item.id, item.fix)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.hardware_data import hardware_table
+from assistant.kb import knowledge_base
+from assistant.planning.resize import resize
 from assistant.records import Cluster, ModelArch
-from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, validate
 from tests.test_rules_fixtures import make_record
 
@@ -68,7 +68,7 @@ def recipes(draw, arch: ModelArch):
 def test_every_plan_is_valid_and_consistent(data):
     arch = data.draw(architectures())
     record = data.draw(recipes(arch))
-    gpu_type = data.draw(st.sampled_from(sorted(hardware_table())))
+    gpu_type = data.draw(st.sampled_from(sorted(knowledge_base().hardware)))
     per_node = 4 if gpu_type in ("gb200", "gb300") else 8
     gpus = data.draw(
         st.one_of(st.integers(min_value=1, max_value=2048), st.sampled_from([1, 8, 64, 256, 2048]))
@@ -93,7 +93,9 @@ def test_every_plan_is_valid_and_consistent(data):
     assert groups % plan.tp == 0 or plan.tp == record.parallelism.tp
     if plan.vp is not None:
         assert plan.pp > 1 and (arch.num_layers // plan.pp) % plan.vp == 0
-    findings = validate(result.config, arch, cluster, result.config.version)
+    findings = validate(
+        result.config, arch, cluster, result.config.version, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+    )
     assert not has_errors(findings), [item.id for item in findings if item.severity == "error"]
     changed_gbs = [item for item in result.overrides if item.key == "train.global_batch_size"]
     assert all(item.change_class == "convergence" for item in changed_gbs)

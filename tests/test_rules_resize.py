@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from assistant.kb import knowledge_base
+from assistant.planning.resize import choose_vp, resize, target_cp
 from assistant.records import Cluster
-from assistant.rules.resize import choose_vp, resize, target_cp
 from assistant.rules.validate import has_errors, validate
 from tests.test_rules_fixtures import DEEPSEEK_LIKE, LLAMA3_8B, LLAMA3_70B, QWEN3_30B_A3B, make_record
 
@@ -26,7 +27,15 @@ def assert_consistent(result, arch, gpus, gpu="h100", per_node=8):
     if arch.num_moe_experts:
         assert gpus % (plan.pp * plan.ep * (plan.etp or plan.tp)) == 0
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node)
-    assert not has_errors(validate(result.config, arch, cluster, result.config.version))
+    assert not has_errors(
+        validate(
+            result.config,
+            arch,
+            cluster,
+            result.config.version,
+            gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+        )
+    )
 
 
 def test_recipe_layout_is_kept_on_its_own_gpu_count():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.kb import knowledge_base
 from assistant.records import Cluster
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, looks_like_hub_id, validate
@@ -33,7 +34,12 @@ def run(
     record = make_record(version=version, **record_kwargs)
     config = build_config(record, list(overrides), version=version, dataset=dataset)
     return validate(
-        config, arch, Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node), version, launcher
+        config,
+        arch,
+        Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node),
+        version,
+        launcher,
+        gpu=knowledge_base().gpu_spec(gpu),
     )
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import hardware_data
 from assistant.estimate.memory import estimate_memory
 from assistant.estimate.run import RunSettings
-from assistant.estimate.search import (
+from assistant.estimate.throughput import estimate_throughput
+from assistant.kb import knowledge_base
+from assistant.planning.search import (
     _candidates,
     fsdp_options,
     memory_of,
@@ -16,12 +17,11 @@ from assistant.estimate.search import (
     speed_of,
     static_floor_bytes,
 )
-from assistant.estimate.throughput import estimate_throughput
 from assistant.records import Cluster, ModelArch
 from tests.archs import LLAMA3_8B, LLAMA3_70B, QWEN3_30B
 
-H100 = hardware_data.gpu_spec("h100")
-OVERHEADS = hardware_data.memory_overheads()
+H100 = knowledge_base().gpu_spec("h100")
+OVERHEADS = knowledge_base().memory_overheads
 
 
 def plans(arch: ModelArch, gpus: int, seq: int, gbs: int, mode: str = "pretrain"):
@@ -69,7 +69,7 @@ def test_no_recompute_option_goes_below_what_the_first_cannot_shrink(arch: Model
 
 def test_memoised_estimates_equal_fresh_ones() -> None:
     run = RunSettings(seq_length=4096, recompute="selective")
-    cal = hardware_data.calibration()
+    cal = knowledge_base().calibration
     for plan in plans(QWEN3_30B, 8, 4096, 64)[:10]:
         fresh = estimate_memory(QWEN3_30B, plan, H100, run, overheads=OVERHEADS)
         assert memory_of(QWEN3_30B, plan, H100, run, OVERHEADS) == fresh

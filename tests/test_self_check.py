@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import catalog as catalogs
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from assistant.rules.repair import errors_of, own_cluster, self_check
 from ingest.self_check import annotate, broken
@@ -43,8 +44,12 @@ def test_known_broken_recipes(version, recipe, rule, fix):
     check = record.self_check
     assert not check.passes and check.failing_rules == [rule] and check.fix == fix
     arch = recipe_arch(record, load_model_arch)
-    assert errors_of(record, {}, arch, own_cluster(record), version)  # broken at its defaults
-    assert not errors_of(record, check.fix, arch, own_cluster(record), version)  # the fix re-validates
+    assert errors_of(
+        record, {}, arch, own_cluster(record), version, hardware=knowledge_base().hardware
+    )  # broken at its defaults
+    assert not errors_of(
+        record, check.fix, arch, own_cluster(record), version, hardware=knowledge_base().hardware
+    )  # the fix re-validates
 
 
 def test_the_gpu_count_is_the_one_in_the_name_else_the_minimum():
@@ -62,5 +67,7 @@ def test_fixed_at_main_and_passing_recipes():
 
 def test_a_peft_recipe_is_not_broken_for_lacking_the_users_checkpoint():
     record = catalogs.resolve_recipe("llama3_8b_peft_config", "0.6.0")
-    check = self_check(record, recipe_arch(record, load_model_arch), "0.6.0")
+    check = self_check(
+        record, recipe_arch(record, load_model_arch), "0.6.0", hardware=knowledge_base().hardware
+    )
     assert check.passes and "peft-checkpoint" not in check.failing_rules

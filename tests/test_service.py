@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from assistant import catalog as catalogs
-from assistant import hardware_data
+from assistant.kb import knowledge_base
 from assistant.service import ask
 from assistant.session import Conversation
 from assistant.settings import Settings
@@ -353,7 +353,7 @@ def test_the_speed_answer_says_when_the_estimate_is_known_to_run_high(settings):
     """On GPT-OSS 120B's published MXFP8 runs the estimate was about 45% high (fit.json track_records): an
     answer in MXFP8 says so; Llama 3 70B in FP8, where it was within 2%, carries no note."""
     answer = ask("Pretrain gpt-oss 120b on 64 B200 in MXFP8", settings=settings)
-    track = hardware_data.track_record("openai/gpt-oss-120b", "mxfp8")
+    track = knowledge_base().track_record("openai/gpt-oss-120b", "mxfp8")
     note = f"published runs of this model in MXFP8, the estimate was about {track.mean_signed_error:.0%} high"
     assert f"on the {track.runs} {note}" in answer.answer_markdown
     plain = ask("Pretrain Llama 3 70B on 64 H100s in FP8", settings=settings)
@@ -530,10 +530,10 @@ def test_a_slow_layout_that_does_not_fit_gets_one_that_does(settings):
 
 
 def test_speed_estimates_say_how_far_to_trust_them(settings):
-    from assistant import hardware_data
+    from assistant.kb import knowledge_base
 
     answer = ask("Pretrain Llama 3 70B on 64 GB200 GPUs", settings=settings)
-    error = hardware_data.calibration().median_error
+    error = knowledge_base().calibration.median_error
     assert f"median error of about {error:.0%}" in answer.answer_markdown
     zh = ask("在 64 张 GB200 上预训练 Llama 3 70B", settings=settings)
     assert f"中位误差约 {error:.0%}" in zh.answer_markdown

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import catalog as catalogs
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from assistant.records import Cluster
 from assistant.rules.repair import errors_of
@@ -37,7 +38,9 @@ def settings(tmp_path_factory) -> Settings:
 def _revalidates(recipe: str, version: str, gpus: int, fix: dict) -> bool:
     record = catalogs.resolve_recipe(recipe, version)
     arch = recipe_arch(record, load_model_arch)
-    return not errors_of(record, fix, arch, Cluster(num_gpus=gpus), version)
+    return not errors_of(
+        record, fix, arch, Cluster(num_gpus=gpus), version, hardware=knowledge_base().hardware
+    )
 
 
 def test_glm45_at_060_is_broken_and_the_fix_revalidates(settings):

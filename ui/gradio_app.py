@@ -135,7 +135,8 @@ def respond(
 def build_demo(settings: Settings | None = None) -> gr.Blocks:
     settings = settings or get_settings()
     versions = catalogs.available_versions()
-    default = catalogs.DEFAULT_VERSION if catalogs.DEFAULT_VERSION in versions else versions[-1]
+    default = catalogs.default_version()
+    default = default if default in versions else versions[-1]
 
     def chat_fn(message, history, version, language):
         yield from respond(message, history, version, language, settings)

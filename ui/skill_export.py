@@ -19,14 +19,15 @@ from typing import Any
 
 from assistant.compose import checklist, pasteable
 from assistant.errors import UserError
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
+from assistant.planning.resize import resize
 from assistant.recommend import SMOKE_TEST_STEM, exact_recipe
 from assistant.records import Catalog, Cluster, Finding, Override, RecipeRecord
 from assistant.rules.classify import classify
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import build_config
 from assistant.rules.findings import render_value
-from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, validate
 
 SKILL_FILE = "SKILL.md"
@@ -175,7 +176,14 @@ def check_defaults(record: RecipeRecord, catalog: Catalog) -> OwnCheck:
     config = build_config(record, supplied, version=catalog.version)
     arch = recipe_arch(record, load_model_arch)
     try:
-        findings = validate(config, arch, cluster, catalog.version, catalog.launcher)
+        findings = validate(
+            config,
+            arch,
+            cluster,
+            catalog.version,
+            catalog.launcher,
+            gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+        )
     except UserError:
         findings = []
     failing = sorted({f.id for f in findings if f.severity == "error"}) if has_errors(findings) else []
@@ -419,7 +427,14 @@ class Exporter:
         gpus = gpus * expert // _gcd(gpus, expert)
         cluster = own_cluster(record).model_copy(update={"num_gpus": gpus})
         arch = recipe_arch(record, load_model_arch)
-        return validate(config, arch, cluster, self.version, self.catalog.launcher)
+        return validate(
+            config,
+            arch,
+            cluster,
+            self.version,
+            self.catalog.launcher,
+            gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+        )
 
     def resizing_section(self) -> str:
         dense = self.record("llama3_8b", "pretrain")
@@ -624,9 +639,7 @@ class Exporter:
         head = self.say("| recipe | GPUs | failing checks | fix |", "| 配方 | GPU | 未通过的检查 | 修复 |")
         rows = [
             f"| `{c.recipe}` | {c.num_gpus} × {c.gpu_type} | "
-            f"{', '.join(f'`{rule}`' for rule in c.failing)} | "
-            + (pasteable(c.fix) if c.fix else "-")
-            + " |"
+            f"{', '.join(f'`{rule}`' for rule in c.failing)} | " + (pasteable(c.fix) if c.fix else "-") + " |"
             for c in broken
         ]
         text = self.t("broken_text", n=len(broken), total=total)

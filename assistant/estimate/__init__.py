@@ -1,7 +1,7 @@
-"""Memory and throughput estimators and the parallelism search. Pure functions, no I/O.
+"""Memory and throughput estimators. Pure functions over records passed in, no I/O.
 
-Entry points: estimate_memory and estimate_throughput (one RunSettings record each, run.py),
-search_layouts, nearest_fit. Hardware and fitted
-constants are data (knowledge_base/hardware.json, knowledge_base/calibration/fit.json) read by
-assistant.hardware_data; the offline fitting of those constants lives in ingest/calibration_fit.py.
+Entry points: estimate_memory and estimate_throughput, each taking the model (ModelArch), the layout
+(Plan), the GPU (GpuSpec) and one RunSettings record (run.py). The GPU table and the fitted constants
+(Calibration, MemoryOverheads) are data that assistant/kb.py reads; ingest/calibration_fit.py fits them
+offline. The parallelism search that combines these estimates with the rules is assistant/planning/.
 """

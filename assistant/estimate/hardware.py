@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from assistant.errors import UserError
@@ -94,7 +95,7 @@ def load_hardware(data: dict[str, Any]) -> dict[str, GpuSpec]:
     return specs
 
 
-def resolve_gpu(specs: dict[str, GpuSpec], gpu_type: str) -> GpuSpec:
+def resolve_gpu(specs: Mapping[str, GpuSpec], gpu_type: str) -> GpuSpec:
     """Find a GPU by key or alias, case-insensitively ("DGX-H100", "h100", "a100-40g")."""
     wanted = gpu_type.strip().lower().replace(" ", "-")
     for spec in specs.values():

@@ -155,7 +155,7 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     when training in FP8, so they are returned separately.
     """
     h = d.hidden
-    plain = h  # the norm's input (residual stream)
+    plain: float = h  # the norm's input (residual stream)
     norm_out = 0.0 if "layernorm" in modules and kind != "mamba" else h  # the first GEMM's input
     if kind == "attn":
         gemm_in = norm_out
@@ -217,7 +217,7 @@ def _lora_sublayer_elements(d: Dims, kind: str, targets: frozenset[str]) -> tupl
         return h + (2 if d.gated else 1) * d.ffn + fc2_in + (h if "linear_fc1" in targets else 0.0), 0.0
     if kind == "moe":
         k = d.topk
-        plain = h + 2 * d.experts + k * d.expert_io + k * (2 if d.gated else 1) * d.moe_ffn
+        plain: float = h + 2 * d.experts + k * d.expert_io + k * (2 if d.gated else 1) * d.moe_ffn
         if "linear_fc1" in targets:
             plain += h + k * d.expert_io  # the norm output and the permuted expert input
         if "linear_fc2" in targets:

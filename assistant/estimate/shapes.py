@@ -235,7 +235,7 @@ def dims_of(arch: ModelArch) -> Dims:
         raise UserError("num_layers, hidden_size and num_attention_heads must be positive")
     mix = mix_of(layer_kinds(arch))
     mamba = (arch.mamba_num_heads, arch.mamba_head_dim, arch.mamba_state_dim, arch.mamba_num_groups or 1)
-    if mix.mamba and min(mamba) <= 0:
+    if mix.mamba and min(size or 0 for size in mamba) <= 0:
         raise UserError(
             "mamba_num_heads, mamba_head_dim, mamba_state_dim and mamba_num_groups must be positive"
         )

@@ -63,6 +63,7 @@ def choose_dataset(
     names = list(flag.choices or modes)
     train_mode = "pretrain" if mode in (None, "pretrain") else "finetune"
     usable = [name for name in names if preset_serves(name, modes.get(name, []), train_mode)]
+    preference: tuple[str, ...]
     if train_mode == "pretrain":
         preference = _PRETRAIN_PREFERENCE
     else:

@@ -67,7 +67,9 @@ def parse_value(text: str) -> Any:
 
 
 def _split_list(inner: str) -> list[str]:
-    items, depth, current = [], 0, []
+    items: list[str] = []
+    depth = 0
+    current: list[str] = []
     for char in inner:
         if char == "[":
             depth += 1
@@ -272,6 +274,11 @@ def build_config(
             raise UserError(f"{key} must be at least 1, got {value}")
         return default if value is None else value
 
+    def size(key: str) -> int:
+        """A parallel size: the value, or 1 when unset."""
+        value = integer(key, default=1)
+        return 1 if value is None else value
+
     dataset_seq = integer("dataset.seq_length")
     model_seq = integer("model.seq_length")
     packed_size = integer(
@@ -294,11 +301,11 @@ def build_config(
         family=record.family,
         mode=record.mode,
         hf_model_id=record.hf_model_id,
-        tp=integer("model.tensor_model_parallel_size", default=1),
-        pp=integer("model.pipeline_model_parallel_size", default=1),
+        tp=size("model.tensor_model_parallel_size"),
+        pp=size("model.pipeline_model_parallel_size"),
         vp=integer("model.virtual_pipeline_model_parallel_size"),
-        cp=integer("model.context_parallel_size", default=1),
-        ep=integer("model.expert_model_parallel_size", default=1),
+        cp=size("model.context_parallel_size"),
+        ep=size("model.expert_model_parallel_size"),
         etp=integer("model.expert_tensor_parallel_size"),
         sp=_as_bool(values.get("model.sequence_parallel"), False),
         seq_length=dataset_seq if dataset_seq is not None else model_seq,

@@ -6,10 +6,12 @@ merely suggested. `self_check` runs this on a recipe's own defaults at its own G
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.errors import UserError
+from assistant.estimate.hardware import GpuSpec, resolve_gpu
 from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, RecipeRecord, SelfCheck
 from assistant.rules.config import build_config, parse_overrides
 from assistant.rules.validate import validate
@@ -42,9 +44,13 @@ def errors_of(
     version: str,
     launcher: LauncherSpec | None = None,
     ignore: frozenset[str] = frozenset(),
+    *,
+    hardware: Mapping[str, GpuSpec],
 ) -> list[Finding]:
+    """The errors the rules find with these overrides (`hardware`: the GPU table the cluster's type is
+    looked up in; an unknown type is a UserError)."""
     config = build_config(record, overrides, version=version)
-    found = validate(config, arch, cluster, version, launcher)
+    found = validate(config, arch, cluster, version, launcher, gpu=resolve_gpu(hardware, cluster.gpu_type))
     return [f for f in found if f.severity == "error" and f.id not in ignore]
 
 
@@ -65,10 +71,12 @@ def repair(
     version: str,
     launcher: LauncherSpec | None = None,
     ignore: frozenset[str] = frozenset(),
+    *,
+    hardware: Mapping[str, GpuSpec],
 ) -> Repair:
     """Apply the first error's fix, re-validate, repeat (MAX_STEPS at most); stop when a fix adds nothing."""
     fix: dict[str, Any] = {}
-    errors = errors_of(record, overrides, arch, cluster, version, launcher, ignore)
+    errors = errors_of(record, overrides, arch, cluster, version, launcher, ignore, hardware=hardware)
     for _ in range(MAX_STEPS):
         if not errors:
             break
@@ -76,7 +84,9 @@ def repair(
         if not step or all(fix.get(key) == value for key, value in step.items()):
             break
         fix.update(step)
-        errors = errors_of(record, {**overrides, **fix}, arch, cluster, version, launcher, ignore)
+        errors = errors_of(
+            record, {**overrides, **fix}, arch, cluster, version, launcher, ignore, hardware=hardware
+        )
     return Repair(fix=fix, remaining=errors)
 
 
@@ -87,14 +97,20 @@ def own_cluster(record: RecipeRecord) -> Cluster:
     return Cluster(num_gpus=gpus, gpu_type=gpu_type, gpus_per_node=min(gpus, _GPUS_PER_NODE.get(gpu_type, 8)))
 
 
-def self_check(record: RecipeRecord, arch: ModelArch | None, version: str) -> SelfCheck | None:
+def self_check(
+    record: RecipeRecord, arch: ModelArch | None, version: str, *, hardware: Mapping[str, GpuSpec]
+) -> SelfCheck | None:
     """The rule module on the recipe's defaults at its own GPU count; None when its values cannot be read.
     Checks of what the user supplies at launch (LAUNCH_INPUT_RULES) do not make a recipe fail."""
     cluster = own_cluster(record)
     ignore = LAUNCH_INPUT_RULES
     try:
-        errors = errors_of(record, {}, arch, cluster, version, ignore=ignore)
-        fixed = repair(record, {}, arch, cluster, version, ignore=ignore) if errors else Repair()
+        errors = errors_of(record, {}, arch, cluster, version, ignore=ignore, hardware=hardware)
+        fixed = (
+            repair(record, {}, arch, cluster, version, ignore=ignore, hardware=hardware)
+            if errors
+            else Repair()
+        )
     except UserError:
         return None  # an unknown GPU type or a value the rules cannot type: nothing to say
     return SelfCheck(

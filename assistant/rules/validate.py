@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from math import prod
 
+from assistant.estimate.hardware import GpuSpec
 from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, gpu_label
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig
@@ -26,7 +27,6 @@ from assistant.rules.findings import (
     tp_allowed,
 )
 from assistant.rules.memory import heuristic_applies, param_split
-from assistant.rules.topology import gpu_spec, nvlink_domain
 from assistant.rules.versions import traits
 
 LONG_CONTEXT = 8192  # above this the skill asks for context parallelism
@@ -41,9 +41,12 @@ def validate(
     cluster: Cluster,
     version: str | None = None,
     launcher: LauncherSpec | None = None,
+    *,
+    gpu: GpuSpec,
 ) -> list[Finding]:
-    """All findings for one effective config on one cluster, errors first."""
-    context = _Context(config, arch, cluster, version or config.version, launcher)
+    """All findings for one effective config on one cluster of `gpu` GPUs (the cluster's GPU type, looked
+    up by the caller), errors first."""
+    context = _Context(config, arch, cluster, version or config.version, launcher, gpu)
     found: list[Finding] = []
     for rule in RULES:
         found.extend(rule(context))
@@ -71,8 +74,9 @@ def has_errors(findings: list[Finding]) -> bool:
 
 
 class _Context:
-    def __init__(self, config, arch, cluster, version, launcher) -> None:
+    def __init__(self, config, arch, cluster, version, launcher, gpu) -> None:
         self.config: EffectiveConfig = config
+        self.gpu: GpuSpec = gpu
         self.arch: ModelArch | None = arch
         self.cluster: Cluster = cluster
         self.version: str = version
@@ -89,7 +93,7 @@ class _Context:
     def tp_fix(self) -> int:
         """Largest TP not above the current one that passes the head checks and stays in a node."""
         assert self.arch is not None
-        limit = min(self.config.tp, nvlink_domain(self.cluster.gpu_type, self.cluster.gpus_per_node))
+        limit = min(self.config.tp, self.gpu.nvlink_group(self.cluster.gpus_per_node))
         return max(t for t in range(1, max(limit, 1) + 1) if tp_allowed(self.arch, t, self.version))
 
 
@@ -156,7 +160,7 @@ def rule_tp_mamba(ctx: _Context) -> list[Finding]:
     if arch is None or mamba_tp_allowed(arch, tp):
         return []
     heads, groups = arch.mamba_num_heads, arch.mamba_num_groups or 1
-    text = upstream.MAMBA_HEADS_TP if heads % tp else upstream.MAMBA_GROUPS_TP
+    text = upstream.MAMBA_HEADS_TP if heads and heads % tp else upstream.MAMBA_GROUPS_TP
     return [
         finding(
             "tp-mamba",
@@ -171,7 +175,7 @@ def rule_tp_mamba(ctx: _Context) -> list[Finding]:
 
 
 def rule_tp_nvlink(ctx: _Context) -> list[Finding]:
-    domain = nvlink_domain(ctx.cluster.gpu_type, ctx.cluster.gpus_per_node)
+    domain = ctx.gpu.nvlink_group(ctx.cluster.gpus_per_node)
     tp = ctx.config.tp
     if tp <= domain:
         return []
@@ -899,7 +903,7 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
 def rule_fsdp(ctx: _Context) -> list[Finding]:
     config, cluster = ctx.config, ctx.cluster
     found: list[Finding] = []
-    spec = gpu_spec(cluster.gpu_type)
+    spec = ctx.gpu
     if config.fsdp and config.tp > 1 and not spec.blackwell:
         found.append(
             finding(
@@ -1027,7 +1031,7 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
     if not heuristic_applies(arch):
         return found
     split = param_split(arch)
-    hbm = gpu_spec(cluster.gpu_type).usable_bytes
+    hbm = ctx.gpu.usable_bytes
 
     def expert_state(ep: int) -> float:
         """Expert weights + grads, plus Adam state sharded over the expert data-parallel ranks."""
@@ -1107,15 +1111,15 @@ _PRECISION_NEEDS = {
 
 
 def precision_finding(
-    precision: str | None, gpu_type: str | None, *, kept: str | None = None
+    precision: str | None, gpu_type: str | None, spec: GpuSpec | None, *, kept: str | None = None
 ) -> Finding | None:
     """An error when the GPU has no tensor cores for the training precision (FP8 on A100, MXFP8 on H100),
     with the best precision it does have as the fix; `kept`: the request was dropped and the plan keeps
     this precision instead."""
-    if precision not in _PRECISION_NEEDS or not gpu_type:
+    if precision not in _PRECISION_NEEDS or not gpu_type or spec is None:
         return None
     name, needs = _PRECISION_NEEDS[precision]
-    generation = gpu_spec(gpu_type).generation
+    generation = spec.generation
     if generation in needs:
         return None
     fallback = "bf16_with_fp8_current_scaling_mixed" if generation == "hopper" else "bf16_mixed"
@@ -1159,11 +1163,11 @@ def rule_precision(ctx: _Context) -> list[Finding]:
                 f"mixed_precision={preset} is not a preset of Megatron-Bridge {ctx.version}; the run stops "
                 "while the config is built.",
                 f"mixed_precision={preset} 不是 Megatron-Bridge {ctx.version} 的预设名；构建配置时就会报错。",
-                upstream.unknown_mixed_precision(preset, presets),
+                upstream.unknown_mixed_precision(str(preset), presets),
                 kv(mixed_precision=nearest[0]) if nearest else None,
             )
         ]
-    found = precision_finding(ctx.config.precision, ctx.cluster.gpu_type)
+    found = precision_finding(ctx.config.precision, ctx.cluster.gpu_type, ctx.gpu)
     return [found] if found else []
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-DEVICES_FILE = Path(__file__).resolve().parents[2] / "knowledge_base" / "cuda_devices.json"
+from assistant.kb import knowledge_base
+
 NO_CUDA = "no_cuda"
 NO_MOE_EXPERTS = "no_num_moe_experts"
 # The value before the helper ran: upstream's recipe tests replace apply_flex_dispatcher_backend with a
@@ -36,10 +37,14 @@ class Environment:
     moe_experts_known: bool = True
 
 
-@lru_cache(maxsize=1)
-def environments(path: Path = DEVICES_FILE) -> tuple[Environment, ...]:
-    """Every GPU family of the device table, then the CPU-only environment."""
-    devices = json.loads(path.read_text(encoding="utf-8"))["devices"]
+@lru_cache(maxsize=4)
+def environments(path: Path | None = None) -> tuple[Environment, ...]:
+    """Every GPU family of the device table (default: the knowledge base's cuda_devices.json), then the
+    CPU-only environment."""
+    table = (
+        json.loads(path.read_text(encoding="utf-8")) if path else knowledge_base().json("cuda_devices.json")
+    )
+    devices = table["devices"]
     gpus = tuple(
         Environment(d["gpu"], True, d["device_name"], int(d["major"]), int(d["minor"])) for d in devices
     )

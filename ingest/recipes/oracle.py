@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.kb import knowledge_base
+
 TEST_ROOTS = ("tests/unit_tests/recipes/", "tests/unit_tests/perf_recipes/")
-OUT = Path(__file__).resolve().parents[2] / "knowledge_base" / "recipe_oracle.json"
 MAX_ROWS = 400  # parametrised rows per test
 UNKNOWN = object()  # a value the walk cannot know
 NOT_KNOWN = "<not known statically>"  # in a recorded call: an argument whose value the walk cannot know
@@ -724,7 +725,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--git", type=Path, default=None, help="Megatron-Bridge git dir (else $AUTORECIPE_BRIDGE_GIT)"
     )
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=knowledge_base().root / "recipe_oracle.json")
     args = parser.parse_args(argv)
     table = build(bridge_git_dir(args.git), {b.version: b.ref for b in BUNDLED})
     temp = args.out.with_suffix(".tmp")

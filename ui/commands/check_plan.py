@@ -12,12 +12,12 @@ from rich.table import Table
 from assistant import catalog
 from assistant.bounds import check_gpus
 from assistant.errors import UserError
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
+from assistant.planning.resize import resize
 from assistant.records import Cluster, Finding, ModelArch, RecipeRecord
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
-from assistant.rules.resize import resize
-from assistant.rules.topology import gpu_spec
 from assistant.rules.validate import has_errors, validate
 from assistant.rules.versions import normalize_version
 
@@ -57,8 +57,8 @@ def _inputs(
     recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int, kind: str | None = None
 ):
     check_gpus(gpus, gpus_per_node)
-    gpu_spec(gpu_type)
-    version = normalize_version(version or catalog.DEFAULT_VERSION)
+    knowledge_base().gpu_spec(gpu_type)
+    version = normalize_version(version or catalog.default_version())
     record: RecipeRecord = catalog.resolve_recipe(recipe, version=version, kind=kind)
     launcher = catalog.load_catalog(version).launcher
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type.lower(), gpus_per_node=gpus_per_node)
@@ -129,7 +129,9 @@ def run_check(
     version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
     user = _user_overrides(overrides, seq_len)
     config = build_config(record, user, version=version, dataset=dataset)
-    findings = validate(config, arch, cluster, version, launcher) + _arch_note(record, arch)
+    findings = validate(
+        config, arch, cluster, version, launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+    ) + _arch_note(record, arch)
     return {
         "config": config_json(config, cluster),
         "findings": [item.to_json() for item in findings],
@@ -150,7 +152,14 @@ def run_plan(
         dataset_config = result.config.model_copy(update={"dataset": dataset})
         findings += [
             f
-            for f in validate(dataset_config, arch, cluster, version, launcher)
+            for f in validate(
+                dataset_config,
+                arch,
+                cluster,
+                version,
+                launcher,
+                gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+            )
             if f.id.startswith(("dataset", "mode-dataset", "vlm-no-images"))
         ]
     findings += _arch_note(record, arch)
@@ -187,7 +196,7 @@ def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
             "available": False,
             "message": "layout search needs the model architecture, which is not bundled",
         }
-    from assistant.estimate.search import search_layouts
+    from assistant.planning.search import search_layouts
 
     config = result.config
     layouts = search_layouts(

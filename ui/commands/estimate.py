@@ -17,8 +17,7 @@ from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
-from assistant.estimate.run import LORA_RANK, RunSettings
-from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
+from assistant.records import Cluster, RecipeRecord
 
 MODES = ("pretrain", "sft", "peft")
 SPEC_RUN_FIELDS = (
@@ -156,159 +155,10 @@ def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -
         run = _run_from_recipe(args, record)
     else:
         raise UserError("give --recipe NAME, --spec FILE.json or --batch FILE.jsonl")
+    # deferred so that the CLI's other commands start without loading the estimators
+    from assistant.planning.estimate import estimate_run
+
     return estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
-
-
-def estimate_run(
-    run: dict[str, Any], *, search: bool = False, top_k: int = 5, tokens: float | None = None
-) -> dict[str, Any]:
-    """The estimate JSON of one run (from a recipe record or a spec)."""
-    from assistant import hardware_data
-
-    cluster: Cluster = run["cluster"]
-    if cluster.num_gpus < 1:
-        raise UserError("--gpus must be at least 1")
-    hw = hardware_data.gpu_spec(cluster.gpu_type)
-    cluster = cluster.model_copy(update={"gpu_type": hw.key})
-    result: dict[str, Any] = {
-        "model": run["arch"].hf_model_id,
-        "recipe": run.get("recipe"),
-        "recipe_resolution": run.get("recipe_resolution"),
-        "version": run.get("version"),
-        "cluster": {"num_gpus": cluster.num_gpus, "gpu_type": hw.key, "gpus_per_node": cluster.gpus_per_node},
-        "mode": run["mode"],
-        "precision": run["precision"],
-        "seq_length": run["seq_length"],
-        "recompute": run["recompute"],
-    }
-    try:
-        plan = _plan(run, cluster.num_gpus)
-    except UserError as error:
-        if not search:
-            raise UserError(f"{error} (or add --search to find layouts that work)") from error
-        result["plan_error"] = str(error)
-        plan = None
-    if plan is not None:
-        result.update(_estimate_plan(run, plan, hw, cluster))
-        if tokens and result["throughput"]:
-            seconds = tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
-            result["time_to_train_s"] = seconds
-    if search:
-        result.update(_search(run, cluster, hw, top_k))
-    track = hardware_data.track_record(run["arch"].hf_model_id, run["precision"])
-    if track is not None:
-        result["track_record"] = track.to_json()  # how the estimate did on this model's published runs
-    return result
-
-
-def _estimate_plan(run: dict[str, Any], plan: Plan, hw, cluster: Cluster) -> dict[str, Any]:
-    """Memory, throughput and rule findings of the run's own layout."""
-    from assistant import hardware_data
-    from assistant.estimate.memory import estimate_memory
-    from assistant.estimate.throughput import estimate_throughput
-
-    arch: ModelArch = run["arch"]
-    features = run["features"]
-    settings = RunSettings(
-        seq_length=run["seq_length"],
-        gpus_per_node=cluster.gpus_per_node,
-        mode=run["mode"],
-        precision=run["precision"],
-        recompute=run["recompute"],
-        recompute_modules=run["recompute_modules"],
-        recompute_num_layers=run["recompute_num_layers"],
-        recompute_method=run.get("recompute_method"),
-        distributed_optimizer=run["distributed_optimizer"],
-        grad_reduce_in_fp32=run["grad_reduce_in_fp32"],
-        optimizer_bytes=run.get("optimizer_bytes"),
-        fp8_param=run["fp8_param"],
-        fsdp=run["fsdp"],
-        cuda_graphs=run["cuda_graphs"],
-        unfused_attention=run.get("unfused_attention", False),
-        attention_dropout=run.get("attention_dropout", 0.0),
-        hidden_dropout=run.get("hidden_dropout", 0.0),
-        lora_rank=run.get("lora_rank") or LORA_RANK,
-        offload_layers=run["offload_layers"],
-        features=features.model_copy(
-            update={"mtp_layers": run["mtp_layers"], "lora_targets": run.get("lora_targets")}
-        ),
-    )
-    memory = estimate_memory(arch, plan, hw, settings, overheads=hardware_data.memory_overheads())
-    out = {
-        "plan": plan.to_json(),
-        "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
-        "throughput": None,
-        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
-        "assumptions": memory.assumptions + run["notes"],
-    }
-    if hw.peaks_unknown:  # memory needs only the HBM size; speed needs a published tensor-core peak
-        out["throughput_error"] = f"throughput not estimated on {hw.name}: {hw.peaks_unknown}"
-        return out
-    # The speed estimate reads the features as extracted (without the memory-only MTP/LoRA fields set
-    # above) and selective recompute's default modules.
-    speed_settings = settings.but(features=features, recompute_modules=None)
-    speed = estimate_throughput(arch, plan, hw, speed_settings, calibration=hardware_data.calibration())
-    out["throughput"] = speed.model_dump(mode="json", exclude={"assumptions"})
-    out["assumptions"] = memory.assumptions + speed.assumptions + run["notes"]
-    return out
-
-
-def _findings(run: dict[str, Any], plan: Plan, cluster: Cluster) -> list:
-    """The rule module's errors and warnings about this layout (data and checkpoint rules left out)."""
-    from assistant.estimate.search import layout_config, layout_findings
-
-    config = run.get("config") or layout_config(
-        plan, run["seq_length"], mode=run["mode"], precision=run["precision"], recipe="spec"
-    )
-    return [f for f in layout_findings(config, run["arch"], cluster) if f.severity != "info"]
-
-
-def _search(run: dict[str, Any], cluster: Cluster, hw, top_k: int) -> dict[str, Any]:
-    """Best layouts here; when none fits, how far off the leanest one is and the fewest GPUs that fit."""
-    from assistant.estimate.search import nearest_fit, search_layouts
-
-    common = {
-        "seq_length": run["seq_length"],
-        "global_batch_size": run["gbs"],
-        "mode": run["mode"],
-        "precision": run["precision"],
-        "hardware": hw,
-        "version": run.get("version"),
-        "grad_reduce_in_fp32": run["grad_reduce_in_fp32"],
-    }
-    ranked = search_layouts(run["arch"], cluster, top_k=top_k, features=run["features"], **common)
-    out: dict[str, Any] = {"search": [r.to_json() for r in ranked]}
-    if not ranked:
-        out["nearest_fit"] = nearest_fit(run["arch"], cluster, features=run["features"], **common).to_json()
-    return out
-
-
-def _plan(run: dict[str, Any], gpus: int) -> Plan:
-    tp, pp, cp = run["tp"], run["pp"], run["cp"]
-    if min(tp, pp, cp, run["ep"], run["mbs"], run["gbs"], run["seq_length"]) < 1:
-        raise UserError("parallel sizes, batch sizes and seq_length must be positive integers")
-    if gpus % (tp * pp * cp):
-        raise UserError(
-            f"{gpus} GPUs are not divisible by TP·PP·CP = {tp}·{pp}·{cp}; change --gpus or the sizes"
-        )
-    dp = gpus // (tp * pp * cp)
-    if run["gbs"] % (run["mbs"] * dp):
-        raise UserError(
-            f"global batch {run['gbs']} is not divisible by micro batch {run['mbs']} × DP {dp}; "
-            f"set gbs= to a multiple of {run['mbs'] * dp}"
-        )
-    return Plan.sized(
-        num_gpus=gpus,
-        tp=tp,
-        pp=pp,
-        cp=cp,
-        mbs=run["mbs"],
-        gbs=run["gbs"],
-        vp=run["vp"],
-        ep=run["ep"],
-        etp=run["etp"],
-        sp=run["sp"],
-    )
 
 
 def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cluster:
@@ -324,6 +174,7 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
 
 
 def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import on_gpu, resolve_recipe
 
     record = record or resolve_recipe(args.recipe, version=args.version, kind=args.kind)
@@ -332,12 +183,14 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
 
 def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
-    from assistant import hardware_data
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import resolution_note
+    from assistant.kb import knowledge_base
     from assistant.models import load_model_arch, recipe_arch
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
+    kb = knowledge_base()
     config = build_config(record, list(args.overrides), version=args.version or record.version)
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
@@ -388,7 +241,7 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
         "fp8_param": _flag(
             values,
             ("mixed_precision.fp8_param_gather", "model.fp8_param"),
-            hardware_data.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
+            kb.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
         ),
         "fsdp": config.fsdp,
         "offload_layers": (config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
@@ -401,6 +254,7 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
 
 
 def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
+    # deferred so that the CLI's other commands start without loading the estimators
     from assistant.models import TRANSFORMER_ARCH_FIELDS, arch_from_transformer_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 

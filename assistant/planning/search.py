@@ -1,4 +1,8 @@
-"""Parallelism search: enumerate valid layouts, drop those that do not fit, rank by estimated speed (pure)."""
+"""Parallelism search: enumerate valid layouts, drop those that do not fit, rank by estimated speed.
+
+The rules gate the candidates and the estimators rank them; the GPU, calibration and overheads come from
+the caller or its KnowledgeBase.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,14 @@ from typing import Any
 
 from pydantic import Field
 
+from assistant.catalog import default_version
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import dims_of, mix_params, whole_model
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
+from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.findings import mamba_tp_allowed
@@ -30,7 +36,6 @@ from assistant.rules.validate import (
     validate,
 )
 
-DEFAULT_RULES_VERSION = "0.6.0"
 # Rule findings about data, checkpoints or flags that a layout change cannot cause or cure.
 NOT_LAYOUT_FINDINGS = frozenset(
     {
@@ -191,7 +196,7 @@ def layout_config(
     """The effective config the rule module checks for a layout that no recipe spells out."""
     return EffectiveConfig(
         recipe=recipe,
-        version=version or DEFAULT_RULES_VERSION,
+        version=version or default_version(),
         mode=mode,
         tp=plan.tp,
         pp=plan.pp,
@@ -208,10 +213,12 @@ def layout_config(
     )
 
 
-def layout_findings(config: EffectiveConfig, arch: ModelArch, cluster: Cluster) -> list[Finding]:
+def layout_findings(
+    config: EffectiveConfig, arch: ModelArch, cluster: Cluster, *, gpu: GpuSpec
+) -> list[Finding]:
     """The rule module's findings about a layout on these GPUs, without the data and checkpoint rules a
     layout change cannot cause or cure."""
-    found = validate(config, arch, cluster, config.version)
+    found = validate(config, arch, cluster, config.version, gpu=gpu)
     return [f for f in found if f.id not in NOT_LAYOUT_FINDINGS]
 
 
@@ -224,18 +231,28 @@ def is_valid_layout(
     mode: str = "pretrain",
     precision: str = "bf16",
     version: str | None = None,
+    gpu: GpuSpec,
 ) -> bool:
     """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
     if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
         return False
-    key = (_fields(plan), _content(arch), _fields(cluster), seq_length, mode, precision, version)
+    key = (
+        _fields(plan),
+        _content(arch),
+        _fields(cluster),
+        seq_length,
+        mode,
+        precision,
+        version,
+        _content(gpu),
+    )
     found = _VALID_MEMO.get(key)
     if found is None:
         splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
         config = layout_config(
             plan, seq_length, mode=mode, precision=precision, version=version, values=splits
         )
-        found = not any(f.severity == "error" for f in layout_findings(config, arch, cluster))
+        found = not any(f.severity == "error" for f in layout_findings(config, arch, cluster, gpu=gpu))
         _remember(_VALID_MEMO, key, found)
     return found
 
@@ -374,20 +391,25 @@ def _candidates(
                 sp=tp > 1,
             )
             if is_valid_layout(
-                plan, arch, rules_cluster, seq_length, mode=mode, precision=precision, version=version
+                plan, arch, rules_cluster, seq_length, mode=mode, precision=precision, version=version, gpu=hw
             ):
                 yield plan
 
 
-def _defaults(cluster: Cluster, hardware, calibration, overheads):
-    """Fill in the data the caller did not pass, from knowledge_base (the only I/O, cached)."""
-    if hardware is None or calibration is None or overheads is None:
-        from assistant import hardware_data
-
-        hardware = hardware or hardware_data.gpu_spec(cluster.gpu_type)
-        calibration = calibration or hardware_data.calibration()
-        overheads = overheads or hardware_data.memory_overheads()
-    return hardware, calibration, overheads
+def _defaults(
+    cluster: Cluster,
+    kb: KnowledgeBase | None,
+    hardware: GpuSpec | None,
+    calibration: Calibration | None,
+    overheads: MemoryOverheads | None,
+) -> tuple[GpuSpec, Calibration, MemoryOverheads]:
+    """The data the caller did not pass, from the knowledge base (default: the settings')."""
+    kb = kb or knowledge_base()
+    return (
+        hardware or kb.gpu_spec(cluster.gpu_type),
+        calibration or kb.calibration,
+        overheads or kb.memory_overheads,
+    )
 
 
 def search_layouts(
@@ -406,11 +428,12 @@ def search_layouts(
     grad_reduce_in_fp32: bool = True,
     max_tp: int = 8,
     features: RunFeatures | None = None,
+    kb: KnowledgeBase | None = None,
 ) -> list[RankedLayout]:
     """The `top_k` fastest distinct (TP, PP, CP, EP, FSDP) layouts that fit, each with its best VP,
     micro-batch size and recompute setting, under the given performance features. Empty when nothing fits
     (see `nearest_fit`)."""
-    hardware, calibration, overheads = _defaults(cluster, hardware, calibration, overheads)
+    hardware, calibration, overheads = _defaults(cluster, kb, hardware, calibration, overheads)
     run = RunSettings(
         seq_length=seq_length,
         mode=mode,
@@ -554,10 +577,11 @@ def nearest_fit(
     grad_reduce_in_fp32: bool = True,
     max_gpus: int = 16384,
     features: RunFeatures | None = None,
+    kb: KnowledgeBase | None = None,
 ) -> NearestFit:
     """A quantified answer to "does it fit here?": the leanest layout's margin, and the smallest GPU count
     (doubling from this one, whole nodes) whose best layout fits."""
-    hardware, calibration, overheads = _defaults(cluster, hardware, calibration, overheads)
+    hardware, calibration, overheads = _defaults(cluster, kb, hardware, calibration, overheads)
     common = {
         "seq_length": seq_length,
         "global_batch_size": global_batch_size,
@@ -569,6 +593,7 @@ def nearest_fit(
         "overheads": overheads,
         "grad_reduce_in_fp32": grad_reduce_in_fp32,
         "features": features,
+        "kb": kb,
     }
 
     def candidates(on: Cluster) -> Iterator[Plan]:

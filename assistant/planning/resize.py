@@ -17,14 +17,17 @@ from typing import Any
 from pydantic import Field
 
 from assistant.errors import UserError
+from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.shapes import unmodelled_reason
+from assistant.kb import knowledge_base
+from assistant.planning.fit import estimate_fit
+from assistant.planning.search import NearestFit, nearest_fit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config
 from assistant.rules.findings import divisors, effective_etp, finding, next_pow2, tp_allowed
-from assistant.rules.fit import FitVerdict, estimate_fit
+from assistant.rules.fit import FitVerdict
 from assistant.rules.memory import bytes_per_gpu, fits, heuristic_applies, param_split
-from assistant.rules.topology import nvlink_domain, usable_bytes
 from assistant.rules.validate import (
     LONG_CONTEXT,
     SPLIT_LAYER_FLAGS,
@@ -36,6 +39,23 @@ from assistant.rules.versions import traits
 
 DEFAULT_SEQ = 4096
 DEFAULT_GBS = 128
+
+
+def gpu_spec(gpu_type: str) -> GpuSpec:
+    """The GPU of a cluster, from the settings' knowledge base (an unknown type is a UserError)."""
+    return knowledge_base().gpu_spec(gpu_type)
+
+
+def nvlink_domain(gpu_type: str, gpus_per_node: int) -> int:
+    """How many GPUs share one NVLink domain: the node, or 72 on NVL72-class systems."""
+    return gpu_spec(gpu_type).nvlink_group(gpus_per_node)
+
+
+def usable_bytes(gpu_type: str) -> float:
+    """Memory one GPU gives a training process."""
+    return gpu_spec(gpu_type).usable_bytes
+
+
 TARGET_LAYERS_PER_CHUNK = 4
 MAX_VALIDATIONS = 200
 
@@ -443,7 +463,7 @@ def _as_validated(
         return None
     overrides = _checkpoint_overrides(base, mode)
     config = build_config(record, {item.key: item.value for item in overrides}, version=version)
-    findings = validate(config, None, cluster, version)
+    findings = validate(config, None, cluster, version, gpu=gpu_spec(cluster.gpu_type))
     if has_errors(findings):
         return None
     plan = Plan.sized(
@@ -490,10 +510,7 @@ def _smallest_world(
 
 def _estimator_nearest(
     arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, version: str, peft: bool
-) -> Any:
-    from assistant import hardware_data
-    from assistant.estimate.search import nearest_fit
-
+) -> NearestFit | None:
     if unmodelled_reason(arch):
         return None
     try:
@@ -504,7 +521,7 @@ def _estimator_nearest(
             global_batch_size=base.global_batch_size or cluster.num_gpus,
             mode="peft" if peft else (base.mode or "pretrain"),
             version=version,
-            hardware=hardware_data.gpu_spec(cluster.gpu_type),
+            hardware=gpu_spec(cluster.gpu_type),
             grad_reduce_in_fp32=base.values.get("ddp.grad_reduce_in_fp32") is not False,
             max_gpus=4096,
         )
@@ -641,7 +658,7 @@ def _finish(
     config = build_config(record, merged, version=version)
     if mode and config.mode != mode and mode in ("pretrain", "sft", "peft"):
         config = config.model_copy(update={"mode": mode})
-    findings = validate(config, arch, cluster, version)
+    findings = validate(config, arch, cluster, version, gpu=gpu_spec(cluster.gpu_type))
     if has_errors(findings):
         return None
     plan = Plan.sized(
@@ -656,7 +673,7 @@ def _finish(
         etp=effective_etp(layout.etp, layout.tp, layout.ep, version) if arch.num_moe_experts else None,
         sp=sp,
     )
-    fit = estimate_fit(record, arch, plan, cluster, config)
+    fit = estimate_fit(record, arch, plan, cluster, config, kb=knowledge_base())
     if fit.status == "unknown" and not heuristic_applies(arch):
         findings.append(
             finding(

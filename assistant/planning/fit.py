@@ -1,0 +1,87 @@
+"""The fit hook: whether a plan fits in GPU memory, judged by the memory estimator (assistant/estimate).
+
+The estimator is pure; the GPU spec, the calibrated overheads and the preset table come from the
+KnowledgeBase the caller passes.
+"""
+
+from __future__ import annotations
+
+from assistant.errors import UserError
+from assistant.estimate.features import features_from_fields
+from assistant.estimate.memory import estimate_memory
+from assistant.estimate.run import LORA_RANK, RunSettings
+from assistant.estimate.shapes import unmodelled_reason
+from assistant.kb import KnowledgeBase
+from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
+from assistant.rules.config import EffectiveConfig
+from assistant.rules.fit import DEFAULT_SEQ, FitVerdict, optimizer_state_bytes, shards_optimizer_state
+
+
+def estimate_fit(
+    record: RecipeRecord,
+    arch: ModelArch | None,
+    plan: Plan,
+    cluster: Cluster,
+    config: EffectiveConfig | None = None,
+    *,
+    kb: KnowledgeBase,
+) -> FitVerdict:
+    """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
+
+    if arch is None:
+        return FitVerdict(
+            status="unknown", note="the model architecture is not known", note_zh="模型结构未知"
+        )
+    unmodelled = unmodelled_reason(arch)
+    if unmodelled:
+        return FitVerdict(
+            status="unknown",
+            note=f"the memory estimator cannot describe this hybrid model: {unmodelled}",
+            note_zh="显存估算无法描述这个混合模型的层结构",
+        )
+    values = {**record.fields, **(config.values if config else {})}
+    recompute = (config.recompute_granularity if config else None) or record.recompute
+    try:
+        run = RunSettings(
+            seq_length=(config.seq_length if config else None) or record.seq_length or DEFAULT_SEQ,
+            mode=(config.mode if config else None) or record.mode or "pretrain",
+            precision=(config.precision if config else None) or record.precision or "bf16",
+            recompute=recompute if recompute in ("selective", "full") else None,  # type: ignore[arg-type]
+            recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
+            recompute_num_layers=values.get("model.recompute_num_layers"),
+            recompute_method=values.get("model.recompute_method"),
+            fp8_param=_stores_fp8_weights(values, config.version if config else record.version, kb),
+            lora_rank=int(values.get("peft.dim") or LORA_RANK),
+            fsdp=bool(config.fsdp) if config else bool(record.fsdp),
+            cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
+            distributed_optimizer=shards_optimizer_state(values),
+            grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
+            precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
+            optimizer_bytes=optimizer_state_bytes(values),
+            offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
+            features=features_from_fields(values),  # memory reads mtp_layers, te_cross_entropy, lora_targets
+        )
+        memory = estimate_memory(
+            arch,
+            plan,
+            kb.gpu_spec(cluster.gpu_type),
+            run,
+            overheads=kb.memory_overheads,
+        )
+    except UserError as error:  # an architecture record without the fields the estimator needs
+        return FitVerdict(status="unknown", note=str(error))
+    return FitVerdict(
+        status="fits" if memory.fits else "does-not-fit",
+        peak_bytes=memory.peak_bytes,
+        usable_bytes=memory.usable_bytes,
+        margin_bytes=memory.margin_bytes,
+        tight=memory.tight,
+    )
+
+
+def _stores_fp8_weights(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
+    """The recipe's own fp8_param_gather / fp8_param, else its mixed-precision preset's."""
+    for key in ("mixed_precision.fp8_param_gather", "model.fp8_param"):
+        if isinstance(values.get(key), bool):
+            return values[key]
+    return kb.preset_stores_fp8_weights(version, values.get("mixed_precision._target_"))

@@ -1,0 +1,128 @@
+"""rules/ and estimate/ do no I/O: their functions, run on real catalog records with the data loaded
+beforehand, open no file, list no directory and start no process (a `sys.addaudithook` hook watches).
+
+A lazy import inside one of their functions would open a .py file and fail here too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from assistant.catalog import load_catalog
+from assistant.estimate.features import RunFeatures, features_from_fields
+from assistant.estimate.memory import estimate_memory
+from assistant.estimate.run import RunSettings
+from assistant.estimate.throughput import estimate_throughput
+from assistant.kb import knowledge_base
+from assistant.models import load_model_arch, recipe_arch
+from assistant.planning.resize import resize
+from assistant.records import Cluster, Plan
+from assistant.rules.classify import classify
+from assistant.rules.commands import choose_dataset, commands
+from assistant.rules.config import build_config, parse_overrides
+from assistant.rules.repair import errors_of, self_check
+from assistant.rules.validate import validate
+
+# Audit events that touch files, directories, processes or the network.
+IO_EVENTS = frozenset(
+    {"open", "os.listdir", "os.scandir", "os.remove", "os.rename", "glob.glob", "shutil.copyfile",
+     "subprocess.Popen", "os.system", "socket.connect", "urllib.Request", "import"}
+)  # fmt: skip
+_ARMED: list[list[tuple[str, tuple]]] = []  # the audit hook cannot be removed, so it records only when armed
+
+
+def _hook(event: str, args: tuple) -> None:
+    if _ARMED and event in IO_EVENTS:
+        _ARMED[-1].append((event, args[:1]))
+
+
+sys.addaudithook(_hook)
+
+
+@contextmanager
+def no_io() -> Iterator[list[tuple[str, tuple]]]:
+    """Record the I/O events raised inside the block."""
+    events: list[tuple[str, tuple]] = []
+    _ARMED.append(events)
+    try:
+        yield events
+    finally:
+        _ARMED.pop()
+
+
+def test_the_hook_sees_a_file_being_opened(tmp_path) -> None:
+    path = tmp_path / "x.txt"
+    path.write_text("x")
+    with no_io() as events:
+        path.read_text()
+    assert [event for event, _ in events] == ["open"]
+
+
+def _cases(version: str, limit: int) -> list[tuple]:
+    """(record, arch, cluster, plan) for the first `limit` recipes with an architecture and a plan."""
+    kb = knowledge_base()
+    out = []
+    for record in load_catalog(version).recipes:
+        arch = recipe_arch(record, load_model_arch)
+        if arch is None:
+            continue
+        gpu = record.gpu_type if record.gpu_type in kb.hardware else "h100"
+        cluster = Cluster(num_gpus=record.encoded_gpus or record.min_gpus or 8, gpu_type=gpu)
+        result = resize(record, arch, cluster, version=version)
+        if result.plan is not None:
+            out.append((record, arch, cluster, result.plan))
+        if len(out) == limit:
+            break
+    return out
+
+
+@pytest.mark.parametrize("version", ["0.5.1", "0.6.0"])
+def test_rules_do_no_io(version: str) -> None:
+    kb = knowledge_base()
+    catalog = load_catalog(version)
+    cases = _cases(version, 25)
+    specs = {case[2].gpu_type: kb.gpu_spec(case[2].gpu_type) for case in cases}
+    hardware = kb.hardware
+    assert cases
+    with no_io() as events:
+        for record, arch, cluster, plan in cases:
+            config = build_config(record, ["train.micro_batch_size=1"], version=version)
+            validate(config, arch, cluster, version, catalog.launcher, gpu=specs[cluster.gpu_type])
+            dataset = choose_dataset(version, record.mode, catalog.launcher, vlm=arch.is_vlm)
+            commands(version, record, plan, cluster, dataset, catalog.launcher, {"model.seq_length": 4096})
+            errors_of(record, {}, arch, cluster, version, catalog.launcher, hardware=hardware)
+            self_check(record, arch, version, hardware=hardware)
+            classify("model.tensor_model_parallel_size", 2)
+            parse_overrides(["model.tensor_model_parallel_size=2", "peft=lora"])
+    assert events == []
+
+
+def test_estimators_do_no_io() -> None:
+    kb = knowledge_base()
+    cases = _cases("0.6.0", 25)
+    specs = {case[2].gpu_type: kb.gpu_spec(case[2].gpu_type) for case in cases}
+    calibration, overheads = kb.calibration, kb.memory_overheads
+    dense = load_model_arch("meta-llama/Meta-Llama-3-8B")
+    assert dense is not None
+    fsdp = Plan.sized(num_gpus=8, tp=1, pp=1, cp=1, mbs=1, gbs=8, vp=None, ep=1, etp=None, sp=False)
+    with no_io() as events:
+        for record, arch, _cluster, plan in cases:
+            run = RunSettings(
+                seq_length=record.seq_length or 4096,
+                mode=record.mode or "pretrain",
+                precision=record.precision or "bf16",
+                features=features_from_fields(record.fields),
+            )
+            hw = specs[_cluster.gpu_type]
+            estimate_memory(arch, plan, hw, run, overheads=overheads)
+            if not hw.peaks_unknown:
+                estimate_throughput(arch, plan, hw, run, calibration=calibration)
+        offload = RunSettings(seq_length=4096, fsdp=True, offload_layers=8, features=RunFeatures())
+        estimate_memory(dense, fsdp, kb.gpu_spec("gb200"), offload, overheads=overheads)
+        estimate_throughput(dense, fsdp, kb.gpu_spec("gb200"), offload, calibration=calibration)
+        estimate_memory(dense, fsdp, kb.gpu_spec("h100"), RunSettings(seq_length=4096, mode="peft"))
+    assert events == []
