@@ -1,4 +1,6 @@
-# Two commands: `make chat` (run the app on embedded defaults) and `make test` (the whole suite).
+# Two commands: `make chat` (run the app on embedded defaults) and `make test` (the whole suite; tests marked
+# `mirror` run when AUTORECIPE_BRIDGE_GIT / AUTORECIPE_MCORE_GIT name the upstream git mirrors, else are deselected
+# with a message naming the setting).
 # Each creates or reuses .venv and installs exactly what it needs.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,7 +10,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: chat test eval install install-dev browser bench skills
+.PHONY: chat test test-fast wheel-check eval install install-dev browser bench skills
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -36,6 +38,15 @@ test: install-dev browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest
+
+# The pure units: no embedding model, Chroma, torch, Gradio, browser, server, mirror, service or CLI run
+# (pytest --fast, tests/conftest.py); pytest prints the time.
+test-fast: install-dev
+	$(PY) -m pytest -q --fast --durations=5
+
+# Build the wheel, install it non-editable into a venv that borrows $(VENV)'s dependencies, ask from /tmp.
+wheel-check: install
+	VENV=$(VENV) bash .ci/wheel-check
 
 # Golden Q&A evaluation with its gate (exits non-zero below the thresholds in evals/metrics.py).
 eval: install-dev

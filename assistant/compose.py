@@ -8,68 +8,11 @@ from __future__ import annotations
 
 from assistant.catalog import forward_step_of
 from assistant.compose_recipe import recipe_call_lines
+from assistant.messages import words
 from assistant.recommend import CLEARLY_FASTER, PLAN_KEYS, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
 from assistant.rules.findings import render_value
-
-T = {
-    "recipe": ("Recipe", "推荐配方"),
-    "alias_of": ("an alias of", "它是以下函数的别名："),
-    "defaults": ("Recipe defaults", "配方默认值"),
-    "min_gpus": ("needs at least {n} GPU{s}", "至少需要 {n} 张 GPU"),
-    "name_gpus": ("validated on {n} GPU{s} (in its name)", "函数名中标注在 {n} 张 GPU 上验证"),
-    "name_gpus_library": (
-        "the {n} GPU{s} in its name are its layout's minimum world size, not a measured run",
-        "函数名中的 {n} 张 GPU 是其布局的最小规模，并非实测运行",
-    ),
-    "plan": ("Plan on your {n} × {gpu}", "在你的 {n} × {gpu} 上的方案"),
-    "no_plan": (
-        "No valid layout on {n} × {gpu}; see the findings.",
-        "在 {n} × {gpu} 上没有合法的并行布局，原因见下方检查结果。",
-    ),
-    "launch": ("Launch", "启动命令"),
-    "single": ("Single node (torchrun)", "单机（torchrun）"),
-    "multinode": ("Multi-node (torchrun on every node)", "多机（每个节点运行 torchrun）"),
-    "slurm": ("Slurm (srun-native)", "Slurm（srun 原生方式）"),
-    "benchmark_cmd": ("Benchmark launcher", "基准测试启动方式"),
-    "overrides": ("Overrides and why", "覆盖项及原因"),
-    "key": ("key", "配置项"),
-    "value": ("value", "取值"),
-    "class": ("class", "类别"),
-    "why": ("reason", "原因"),
-    "fit": ("Will it fit?", "显存是否够用？"),
-    "findings": ("Checks and pitfalls", "检查结果与常见陷阱"),
-    "fix": ("fix", "修复"),
-    "upstream": ("upstream error", "上游报错原文"),
-    "checklist": ("Before you launch", "启动前须知"),
-    "sources": ("Sources", "参考来源"),
-    "dataset": ("dataset preset", "数据集预设"),
-    "no_dataset": (
-        "this version's run_recipe.py has no --dataset flag; the recipe's own dataset is used",
-        "该版本的 run_recipe.py 没有 --dataset 参数，使用配方自带的数据集",
-    ),
-    "own_data": (
-        "none; the presets are for text and VLM models, so this recipe's own data config is used",
-        "无；预设只用于文本和 VLM 模型，这里使用配方自带的数据配置",
-    ),
-    "version": ("Megatron-Bridge {v}", "Megatron-Bridge {v}"),
-}
-
-MATCH_NOTE = {
-    "exact": ("exact match for the model and goal", "模型与训练目标完全匹配"),
-    "seq-variant": ("the long-context variant for your sequence length", "匹配你序列长度的长上下文变体"),
-    "closest-size": (
-        "no recipe for {asked}; this is the closest size in the same family, resized below",
-        "没有 {asked} 的配方；这是同系列中规模最接近的配方，已在下方按你的硬件调整",
-    ),
-    "similar-architecture": (
-        "no recipe for this model; this recipe's model has a similar architecture, and the parallelism "
-        "below is resized for yours — verify before long runs",
-        "该模型没有现成配方；此配方的模型结构相近，下方并行度已按你的模型调整，长时间训练前请先验证",
-    ),
-    "explicit": ("the recipe you named", "你指定的配方"),
-}
 
 CLASS_ZH = {"convergence": "收敛相关", "execution": "执行映射", "benchmark-only": "仅限基准"}
 
@@ -80,8 +23,8 @@ def say(lang: str, en: str, zh: str) -> str:
 
 
 def t(key: str, lang: str, **values) -> str:
-    en, zh = T[key]
-    return (zh if lang == "zh" else en).format(**values)
+    """A section label or line of the answer (catalog key `section.<key>`)."""
+    return words(lang, f"section.{key}", **values)
 
 
 def _fmt_bytes(value: float | None) -> str:
@@ -166,8 +109,7 @@ def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
     if record.canonical != record.name:
         head += f" ({t('alias_of', lang)} `{record.canonical}`)"
     head += f" — {t('version', lang, v=rec.version)}, {record.kind}"
-    note_en, note_zh = MATCH_NOTE[rec.selection.match]
-    note = (note_zh if lang == "zh" else note_en).format(asked=rec.selection.asked_stem or "")
+    note = words(lang, f"match.{rec.selection.match}", asked=rec.selection.asked_stem or "")
     parts = [
         f"{name} {value}"
         for name, value in (
@@ -247,11 +189,7 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
     else:
         lines.append(f"**{t('launch', lang)}**")
     if rec.launch_layout is not None:
-        lines[-1] += say(
-            lang,
-            f" — with the layout that fits ({_layout_in_words(rec.launch_layout, lang)}), not the plan above",
-            f"——使用能放下的布局（{_layout_in_words(rec.launch_layout, lang)}），而非上面的方案",
-        )
+        lines[-1] += words(lang, "compose.commands_section", layout=_layout_in_words(rec.launch_layout, lang))
     multi = rec.cluster is not None and rec.cluster.num_nodes > 1
     blocks = []
     if cmds.benchmark and rec.recipe and rec.recipe.kind == "benchmark":
@@ -289,40 +227,21 @@ def _fit_section(rec: Recommendation, lang: str) -> list[str]:
         return []
     need, usable = _fmt_bytes(fit.peak_bytes), _fmt_bytes(fit.usable_bytes)
     if fit.status == "unknown":
-        text = say(lang, f"unknown ({fit.note})", f"无法判断（{fit.note_zh or fit.note}）")
+        text = words(
+            lang, "compose.fit_section", note=(fit.note_zh or fit.note) if lang == "zh" else fit.note
+        )
     elif fit.tight:
-        verdict = say(
-            lang,
-            "yes, but tight" if fit.status == "fits" else "borderline",
-            "勉强" if fit.status == "fits" else "临界",
+        verdict = words(
+            lang, "compose.fit_section.tight" if fit.status == "fits" else "compose.fit_section.borderline"
         )
-        text = say(
-            lang,
-            f"{verdict} — about {need} of {usable} per GPU, inside the estimator's typical error, so it may "
-            "go either way: watch memory in the first steps",
-            f"{verdict} —— 每张 GPU 约 {need}，可用 {usable}，在估算的典型误差之内，两种结果都可能："
-            "请关注前几步的显存",
-        )
+        text = words(lang, "compose.fit_section.2", verdict=verdict, need=need, usable=usable)
     elif fit.status == "fits":
         margin = _fmt_bytes(fit.margin_bytes)
-        text = say(
-            lang,
-            f"yes — about {need} of {usable} per GPU (margin {margin})",
-            f"可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
-        )
+        text = words(lang, "compose.fit_section.3", need=need, usable=usable, margin=margin)
     else:
-        text = say(
-            lang,
-            f"no — about {need} needed per GPU, {usable} usable",
-            f"不够 —— 每张 GPU 约需 {need}，可用 {usable}",
-        )
+        text = words(lang, "compose.fit_section.4", need=need, usable=usable)
         if _as_validated_upstream(rec):
-            text += say(
-                lang,
-                ". The recipe is named for exactly these GPUs, so upstream runs it as is: the estimate may "
-                "be high for it; watch memory in the first steps",
-                "。该配方的名字标注的正是这些 GPU，上游按原样运行它：估算可能偏高；请关注前几步的显存",
-            )
+            text += words(lang, "compose.fit_section.5")
     return [f"**{t('fit', lang)}** {text}"]
 
 
@@ -447,13 +366,9 @@ def _peak_with_room(memory, lang: str) -> str:
 
     peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
     if has_room(memory):
-        return say(lang, f"about {peak} of {usable}", f"约 {peak}，可用 {usable}")
+        return words(lang, "compose.peak_with_room.2", peak=peak, usable=usable)
     left = max(0.0, memory.margin_bytes / memory.usable_bytes)
-    return say(
-        lang,
-        f"about {peak} of {usable}, tight: {left:.1%} left, under the {HEADROOM:.0%} a plan should keep",
-        f"约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}",
-    )
+    return words(lang, "compose.peak_with_room", peak=peak, usable=usable, left=left, HEADROOM=HEADROOM)
 
 
 def _layout_in_words(layout, lang: str) -> str:
@@ -461,12 +376,8 @@ def _layout_in_words(layout, lang: str) -> str:
     offloading), since a layout that fits only with those would not fit without them."""
     extras = [
         "Megatron-FSDP" if layout.fsdp else "",
-        say(lang, f"recompute {layout.recompute}", f"重计算 {layout.recompute}") if layout.recompute else "",
-        say(
-            lang,
-            f"CPU offloading of {layout.offload_layers} layers",
-            f"CPU 卸载 {layout.offload_layers} 层激活",
-        )
+        words(lang, "compose.layout_in_words", recompute=layout.recompute) if layout.recompute else "",
+        words(lang, "compose.layout_in_words.2", offload_layers=layout.offload_layers)
         if layout.offload_layers
         else "",
     ]
@@ -561,31 +472,14 @@ def speed_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
     lines = [*_fit_section(rec, lang), _speed_line(rec, lang), costs]
     if rec.fit is not None and rec.fit.status == "does-not-fit":
         lines.append(
-            say(
-                lang,
-                "This layout is expected to run out of memory before speed matters; the layout below fits.",
-                "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
-            )
+            words(lang, "compose.speed_diagnosis_lines.2")
             if rec.faster is not None
-            else say(
-                lang,
-                "This layout is expected to run out of memory before speed matters.",
-                "这个布局预计会先显存不足，谈不上速度。",
-            )
+            else words(lang, "compose.speed_diagnosis_lines.3")
         )
     if rec.faster is not None:
         lines.append(_faster_line(rec, lang))
     else:
-        lines.append(
-            say(
-                lang,
-                f"No layout the search finds for these GPUs is more than {CLEARLY_FASTER:.0%} faster by the "
-                "estimate; look at data loading, logging and checkpoint intervals, and the performance "
-                "settings (CUDA graphs, communication overlap) before changing the parallelism.",
-                f"在这些 GPU 上，搜索找不到按估计快 {CLEARLY_FASTER:.0%} 以上的布局；改并行前先检查数据加载、"
-                "日志与 checkpoint 间隔，以及性能设置（CUDA graph、通信重叠）。",
-            )
-        )
+        lines.append(words(lang, "compose.speed_diagnosis_lines", CLEARLY_FASTER=CLEARLY_FASTER))
     return lines
 
 

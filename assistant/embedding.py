@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import uuid
 import warnings
@@ -236,8 +237,31 @@ def query_encoder(model_path: str, cache_dir: Path) -> Encoder:
     return SentenceTransformerEncoder(model_path, QUERY_THREADS)
 
 
-def ingest_encoder(model_path: str, cache_dir: Path) -> Encoder:
-    """The export, made first when it is missing or stale; sentence-transformers if exporting fails."""
+def start_export(model_path: str, cache_dir: Path) -> subprocess.Popen | None:
+    """Begin the export in a child process when none is usable, so importing torch and tracing (seconds,
+    mostly one core) overlap ingest's chunking, BM25 tokens and Chroma set-up on the other core.
+
+    Only a head start: `ingest_encoder` waits for it and, if it failed, exports (or falls back) itself."""
+    if usable_export(cache_dir, model_path) is not None:
+        return None
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "assistant.embedding", model_path, str(cache_dir)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def ingest_encoder(model_path: str, cache_dir: Path, started: subprocess.Popen | None = None) -> Encoder:
+    """The export, made first when it is missing or stale; sentence-transformers if exporting fails.
+    `started` is an export begun by `start_export`, waited for first."""
+    if started is not None:
+        started.wait()
     export = usable_export(cache_dir, model_path)
     if export is None:
         try:
@@ -248,3 +272,7 @@ def ingest_encoder(model_path: str, cache_dir: Path) -> Encoder:
             _notice(f"could not export the embedding model to ONNX ({error}); using sentence-transformers")
             return SentenceTransformerEncoder(model_path, INGEST_THREADS)
     return OnnxEncoder(export, INGEST_THREADS)
+
+
+if __name__ == "__main__":  # the child process of start_export
+    export_onnx(sys.argv[1], Path(sys.argv[2]))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from assistant.answer import Answer
 from assistant.guard import check
-from assistant.records import Answer
 from assistant.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,8 @@
 """Typed records that cross module boundaries.
 
 Every record has a stable JSON form (`model_dump(mode="json")`). The CLI's `--json`, the Gradio
-panel, the Slack blocks and the evals all read these shapes, so field names are a contract.
+panel, the Slack blocks and the evals all read these shapes, so field names are a contract. The answer
+itself, built from these and the estimator's records, is `assistant.answer.Answer`.
 """
 
 from __future__ import annotations
@@ -300,10 +301,8 @@ class Override(Record):
     # "class" is a keyword; the JSON key is "class".
     change_class: Literal["convergence", "execution", "benchmark-only"] = Field(alias="class")
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
+    # Dumped by alias wherever it is nested (an Answer's overrides too).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
 
 class Plan(Record):
@@ -392,34 +391,6 @@ class Commands(Record):
     multinode: str | None = None
     slurm: str | None = None
     benchmark: str | None = None
-
-
-class Answer(Record):
-    """What `autorecipe ask --json` prints; the Gradio panel, Slack blocks and evals read it."""
-
-    language: Literal["en", "zh"]
-    intent: Intent
-    slots: Slots
-    version: str
-    recipe: RecipeRecord | None = None
-    dataset: str | None = None
-    plan: dict[str, Any] | None = None
-    commands: Commands = Field(default_factory=Commands)
-    overrides: list[dict[str, Any]] = Field(default_factory=list)
-    findings: list[dict[str, Any]] = Field(default_factory=list)
-    checklist: list[str] = Field(default_factory=list)
-    citations: list[Citation] = Field(default_factory=list)
-    fit: dict[str, Any] | None = None
-    # Estimator output: {"throughput", "nearest_fit", "faster_layout", "searched_best", "peft_alternative"},
-    # each optional.
-    estimate: dict[str, Any] | None = None
-    answer_markdown: str
-    follow_up: list[str] = Field(default_factory=list)
-    llm_used: bool = False
-    # "llm" when the shown text is the guard-checked LLM rephrasing; else why the computed text is shown.
-    phrasing: Literal["deterministic", "llm"] = "deterministic"
-    phrasing_reason: str | None = None
-    cases: list[Answer] = Field(default_factory=list)  # one answer per setup when a question lists several
 
 
 # ---------------------------------------------------------------- retrieval

@@ -5,6 +5,9 @@ English questions weigh BM25 1.0 and dense 0.5. Chinese questions are weak in th
 space, so BM25 over their own tokens dominates, and the zh->en glossary expansion (BM25 0.2, dense 0.1)
 adds English evidence; the weights were chosen on evals/golden/retrieval.jsonl (see the README).
 `abstain` is set when neither side found anything relevant.
+Fusion is hand-written rather than LangChain's EnsembleRetriever: that has no hook for the release bonus,
+per-section dedup or abstention, and importing langchain_classic costs the cold `ask` seconds. LangChain
+chains reach this retriever through `assistant/langchain_retriever.py`.
 """
 
 from __future__ import annotations

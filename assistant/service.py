@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from assistant import catalog as catalogs
 from assistant import quick_pick, support
+from assistant.answer import Answer, AnswerEstimate, PeftAlternative
 from assistant.bounds import check_question, check_setups
 from assistant.compose import (
     checklist,
@@ -29,6 +30,7 @@ from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, wh
 from assistant.errors import UserError
 from assistant.kb import knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
+from assistant.messages import words
 from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
 from assistant.planning.fit import estimate_fit
@@ -43,7 +45,7 @@ from assistant.recommend import (
     select_recipe,
     typed_overrides,
 )
-from assistant.records import Answer, Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
+from assistant.records import Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, precision_finding, validate
@@ -181,14 +183,7 @@ def catalog_names(version: str) -> frozenset[str]:
 
 def _decline(slots: Slots, lang: str) -> str:
     examples = "\n".join(f"- {e}" for e in EXAMPLES[lang])
-    return say(
-        lang,
-        "I help start Megatron-Bridge training runs: which recipe to use, the launch command for your "
-        "version, parallelism for your GPUs, and fixes for launch errors. That question is outside what "
-        f"I can answer. Try for example:\n{examples}",
-        "我负责帮助启动 Megatron-Bridge 训练：选择配方、给出对应版本的启动命令、按你的 GPU 调整并行度，"
-        f"以及排查启动报错。这个问题超出了我的范围。可以这样问：\n{examples}",
-    )
+    return words(lang, "service.decline", examples=examples)
 
 
 def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
@@ -197,33 +192,14 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     listed = ", ".join(f"`{s}`" for s in near[:8])
     if slots.hf_model_id and load_model_arch(slots.hf_model_id) is None:
         # The id was given, so asking for it again would repeat the last reply.
-        text = say(
-            lang,
-            f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{slots.hf_model_id}**, and its "
-            "architecture is not among the model configs bundled here, so I cannot match it to a similar "
-            "recipe offline. Name the model it derives from (for example Llama 3 8B) and I will start from "
-            "that recipe, resized for your GPUs.",
-            f"Megatron-Bridge {ctx.catalog.version} 中没有 **{slots.hf_model_id}** 的配方，而且这里内置的模型"
-            "配置中也没有它的结构，离线时无法匹配结构相近的配方。请告诉我它基于哪个模型（例如 Llama 3 8B），"
-            "我会从该模型的配方出发，并按你的 GPU 调整。",
+        text = words(
+            lang, "service.unknown_model.2", version=ctx.catalog.version, hf_model_id=slots.hf_model_id
         )
-        family = say(
-            lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。"
-        )
+        family = words(lang, "service.unknown_model.3", listed=listed)
         return text + (f"\n\n{family}" if listed else "")
-    text = say(
-        lang,
-        f"Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**, and I will not guess one. "
-        "Tell me its Hugging Face model id or share its `config.json` (local path), and I can pick the "
-        "recipe of an architecturally similar model and resize it for your GPUs.",
-        f"Megatron-Bridge {ctx.catalog.version} 中没有 **{named}** 的配方，我不会臆造配方名。"
-        "请告诉我它的 Hugging Face 模型 ID，或提供它的 `config.json`（本地路径），"
-        "我可以选择结构相近模型的配方，并按你的 GPU 调整并行度。",
-    )
+    text = words(lang, "service.unknown_model", version=ctx.catalog.version, named=named)
     if listed:
-        text += "\n\n" + say(
-            lang, f"Models of that family with recipes: {listed}.", f"该系列有配方的模型：{listed}。"
-        )
+        text += "\n\n" + words(lang, "service.unknown_model.3", listed=listed)
     return text
 
 
@@ -234,12 +210,7 @@ MAX_QUOTE_CHARS = 1500
 def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -> str:
     """Quote the best passages (distinct sections), each marked with its citation number."""
     if not hits:
-        return say(
-            lang,
-            "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
-            "exact error text.",
-            "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
-        )
+        return words(lang, "service.passages_answer")
     parts = [say(lang, intro_en, intro_zh)]
     # The retriever names each section once. Intros ("the rules below ...") are quoted only when no section
     # with content is among the hits.
@@ -266,13 +237,7 @@ def _validate_answer(
         # (at least the recipe's), instead of reporting that the recipe's count does not divide it.
         count = -(-cluster.num_gpus // model_parallel) * model_parallel
         cluster = cluster.model_copy(update={"num_gpus": count})
-        sized = say(
-            lang,
-            f"You did not say how many GPUs you have; TP·PP·CP = {model_parallel} needs a multiple of "
-            f"{model_parallel}, so this checks {count}.",
-            f"你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，GPU 数须为 {model_parallel} 的倍数，"
-            f"这里按 {count} 张检查。",
-        )
+        sized = words(lang, "service.validate_answer.2", model_parallel=model_parallel, count=count)
     arch = recipe_arch(record, load_model_arch)
     findings = (
         validate(
@@ -287,12 +252,13 @@ def _validate_answer(
         else []
     )
     verdict = not has_errors(findings)
-    head = say(
+    head = words(
         lang,
-        f"`{record.name}` with your overrides on {cluster.num_gpus if cluster else '?'} GPUs is "
-        f"**{'valid' if verdict else 'not valid'}** for Megatron-Bridge {ctx.catalog.version}.",
-        f"`{record.name}` 加上你的覆盖项、在 {cluster.num_gpus if cluster else '?'} 张 GPU 上，"
-        f"对 Megatron-Bridge {ctx.catalog.version} **{'有效' if verdict else '无效'}**。",
+        "service.validate_answer",
+        name=record.name,
+        num_gpus=cluster.num_gpus if cluster else "?",
+        verdict=words(lang, "service.verdict.valid" if verdict else "service.verdict.invalid"),
+        version=ctx.catalog.version,
     )
     rec = Recommendation(
         slots=slots,
@@ -319,11 +285,7 @@ def _validate_answer(
                 estimate_run(rec, config.mode, recompute=config.recompute_granularity)
             diagnosis = fit_diagnosis_lines(rec, lang)
         if rec.fit.status == "does-not-fit" and not rec.fit.tight:
-            head += say(
-                lang,
-                " It passes Megatron's checks but, by the memory estimate, **does not fit** these GPUs.",
-                "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
-            )
+            head += words(lang, "service.validate_answer.3")
     broken = broken_recipe_note(record, lang)
     parts = [sized, head, broken, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
     return "\n\n".join(part for part in parts if part), rec
@@ -365,9 +327,7 @@ def _compare_answer(slots: Slots, lang: str) -> str:
         p = r.parallelism
         layout = f"TP {p.tp} PP {p.pp} CP {p.cp} EP {p.ep} seq {r.seq_length} GBS {r.global_batch_size}"
         rows.append(f"| {version} | `{r.name}` → `{r.canonical}` | {layout} | {presets} |")
-    header = say(
-        lang, "| version | recipe | layout | dataset presets |", "| 版本 | 配方 | 并行布局 | 数据集预设 |"
-    )
+    header = words(lang, "service.compare_answer")
     return "\n".join([header, "|---|---|---|---|", *rows])
 
 
@@ -381,15 +341,11 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     if rec.recipe is None:
         return ""
     answer.recipe, answer.dataset, answer.commands = rec.recipe, rec.dataset, rec.commands
-    answer.plan = rec.plan.to_json() if rec.plan else None
+    answer.plan = rec.plan
     command = rec.commands.torchrun or rec.commands.multinode
-    preset = (
-        f"`--dataset {rec.dataset}`" if rec.dataset else say(lang, "no --dataset flag", "无 --dataset 参数")
-    )
-    head = say(
-        lang,
-        f"For `{rec.recipe.name}` (Megatron-Bridge {ctx.catalog.version}): dataset preset {preset}.",
-        f"对于 `{rec.recipe.name}`（Megatron-Bridge {ctx.catalog.version}）：数据集预设 {preset}。",
+    preset = f"`--dataset {rec.dataset}`" if rec.dataset else words(lang, "service.conversation_context.2")
+    head = words(
+        lang, "service.conversation_context", name=rec.recipe.name, version=ctx.catalog.version, preset=preset
     )
     return head + (f"\n```bash\n{command}\n```" if command else "")
 
@@ -414,11 +370,7 @@ def _no_quick_pick(intent: str, version: str, lang: str) -> str:
     ]
     listed = ", ".join(having) or "-"
     what = quick_pick.label(intent, lang)
-    return say(
-        lang,
-        f"Megatron-Bridge {version} has no recipe for {what}. Bundled releases that have one: {listed}.",
-        f"Megatron-Bridge {version} 没有用于{what}的配方。包含此类配方的版本：{listed}。",
-    )
+    return words(lang, "service.no_quick_pick", version=version, what=what, listed=listed)
 
 
 def _support(text: str, slots: Slots, ctx: VersionContext, lang: str) -> str:
@@ -480,26 +432,14 @@ def _quick_preface(rec: Recommendation, chosen: quick_pick.QuickPick, version: s
     lines = [quick_pick.preface(chosen, version, lang)]
     if rec.slots.quick_assumed and rec.cluster is not None:
         lines.append(
-            say(
-                lang,
-                f"You did not say which GPUs you have: this assumes {rec.cluster.num_gpus} × "
-                f"{rec.cluster.gpu_type.upper()}.",
-                f"你没有说明 GPU：以下假设为 {rec.cluster.num_gpus} 张 {rec.cluster.gpu_type.upper()}。",
+            words(
+                lang, "service.quick_preface", num_gpus=rec.cluster.num_gpus, gpu=rec.cluster.gpu_type.upper()
             )
         )
     if rec.smoke_shrunk:
         changed = ", ".join(f"`{key}={value}`" for key, value in rec.slots.overrides.items())
         seq = rec.slots.seq_length
-        lines.append(
-            say(
-                lang,
-                f"At its defaults the recipe does not fit these GPUs, so the smoke run keeps it and "
-                f"shortens the run: sequence length {seq}, {changed}. These change what is trained; they "
-                "only prove the install.",
-                f"按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行：序列长度 {seq}，"
-                f"{changed}。这些改动会改变训练内容，只用于验证安装。",
-            )
-        )
+        lines.append(words(lang, "service.quick_preface.2", seq=seq, changed=changed))
     return lines
 
 
@@ -574,7 +514,7 @@ def ask(
         return _ask(question, base_version, turn, conversation)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
-        prefix = say(answer_lang, "I cannot use part of this request: ", "这个请求中有一部分无法使用：")
+        prefix = words(answer_lang, "service.ask.2")
         return Answer(
             language=answer_lang if lang == "auto" else lang,
             intent="validate",
@@ -602,11 +542,7 @@ def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> An
     hits = _retrieve(turn.settings, text, answer_lang, ctx.catalog.version)
     citations = citations_from(hits)
     items = checklist(ctx.catalog, answer_lang)
-    head = say(
-        answer_lang,
-        f"Your question lists {len(cases)} setups; each is answered on its own.",
-        f"你的问题列出了 {len(cases)} 种情况，下面逐一回答。",
-    )
+    head = words(answer_lang, "service.ask_cases", len_cases=len(cases))
     parts = [head]
     numbered = enumerate(zip(cases, answers, strict=True), 1)
     parts += [f"### {i}. {case}\n\n{answer.answer_markdown}" for i, (case, answer) in numbered]
@@ -644,11 +580,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer_markdown="",
     )
     if not text or not any(ch.isalnum() for ch in text):
-        answer.answer_markdown = say(
-            answer_lang,
-            "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA).",
-            "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
-        )
+        answer.answer_markdown = words(answer_lang, "service.ask")
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
@@ -696,7 +628,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
         context = "\n\n".join(c for c in (_support(text, slots, ctx, answer_lang), context) if c)
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
-        answer.findings = [f.to_json() for f in stated]
+        answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
             passages = _passages_answer(hits, answer_lang, *intro)
@@ -713,7 +645,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         body, rec = _validate_answer(slots, ctx, answer_lang, text)
         if rec is not None:
             answer.recipe = rec.recipe
-            answer.findings = [f.to_json() for f in rec.findings]
+            answer.findings = list(rec.findings)
             # A slow pipeline is explained by the bubble and VP passages, whatever words the user chose.
             topics = (
                 ["pipeline bubble virtual pipeline"] if rec.speed and rec.plan and rec.plan.pp > 1 else []
@@ -732,10 +664,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         family = candidate_stems(slots.model_text, list(ctx.stems)) if slots.model_text else []
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
-            question_back += " " + say(
-                answer_lang,
-                f"{slots.model_text} recipes exist for: {listed}.",
-                f"{slots.model_text} 有配方的型号：{listed}。",
+            question_back += " " + words(
+                answer_lang, "service.ask.3", model_text=slots.model_text, listed=listed
             )
         answer.follow_up = [question_back]
         # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
@@ -787,7 +717,7 @@ def _troubleshoot_answer(
 ) -> Answer:
     """An error on a named config: the rule module's diagnosis first, then the guide passages it cites."""
     answer.recipe = diagnosis.record
-    answer.findings = [f.to_json() for f in diagnosis.findings]
+    answer.findings = list(diagnosis.findings)
     query = " ".join([answer.slots.error_text or text, *(f.id for f in diagnosis.causes)])
     hits = _retrieve(settings, query, lang, ctx.catalog.version)
     answer.citations = citations_from(hits)
@@ -815,54 +745,22 @@ def _answer_from(
     if rec.selection.match == "similar-architecture":
         named = rec.slots.hf_model_id or rec.slots.model_text or ""
         preface.append(
-            say(
-                lang,
-                f"⚠️ Megatron-Bridge {ctx.catalog.version} has no recipe for **{named}**. This is the "
-                f"recipe of the most similar architecture, `{rec.recipe.name}`, resized for yours: it builds "
-                "its own model, so use its layout and batch settings as a start and point the model and "
-                "checkpoint at yours before training.",
-                f"⚠️ Megatron-Bridge {ctx.catalog.version} 没有 **{named}** 的配方。这里给出结构最相近的配方 "
-                f"`{rec.recipe.name}`，并按你的模型调整了并行度：它构建的是它自己的模型，请把它的并行布局和批大小"
-                "作为起点，训练前把模型和检查点换成你自己的。",
-            )
+            words(lang, "service.answer_from", version=ctx.catalog.version, named=named, name=rec.recipe.name)
         )
     if rec.switched_to_peft:
-        preface.append(
-            say(
-                lang,
-                "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model.",
-                "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
-            )
-        )
+        preface.append(words(lang, "service.answer_from.2"))
     if note := broken_recipe_note(rec.recipe, lang):
         preface.append(note)
     if rec.recipe.kind == "benchmark":
-        preface.append(
-            say(
-                lang,
-                "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a "
-                "fixed "
-                "number of steps. It is not a production training recipe.",
-                "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。",
-            )
-        )
+        preface.append(words(lang, "service.answer_from.3"))
     variants = other_variants(ctx.catalog, rec.recipe) if rec.selection.match != "explicit" else []
     if variants:
         listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in variants)
         count = rec.recipe.encoded_gpus or rec.recipe.min_gpus
         preface.append(
-            say(
-                lang,
-                f"Chosen as the variant validated nearest your GPU count ({count} GPUs); "
-                f"not picked: {listed}.",
-                f"选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
-            )
+            words(lang, "service.answer_from.5", count=count, listed=listed)
             if rec.slots.num_gpus
-            else say(
-                lang,
-                f"This variant is validated on {count} GPUs; others exist for other counts: {listed}.",
-                f"该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
-            )
+            else words(lang, "service.answer_from.6", count=count, listed=listed)
         )
     if rec.slots.speed_question and rec.plan is not None:
         estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)
@@ -870,43 +768,30 @@ def _answer_from(
     if rec.slots.asks_why:
         preface += why_lines(rec, lang)
     if rec.slots.num_gpus is None and rec.cluster is not None:
-        preface.append(
-            say(
-                lang,
-                f"You did not say how many GPUs you have, so this uses the recipe's {rec.cluster.num_gpus}.",
-                f"你没有说明 GPU 数量，以下按配方的 {rec.cluster.num_gpus} 张计算。",
-            )
-        )
+        preface.append(words(lang, "service.answer_from.4", num_gpus=rec.cluster.num_gpus))
     if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
         answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
         answer.checklist = checklist(ctx.catalog, lang)
     answer.recipe = rec.recipe
     answer.dataset = rec.dataset
-    answer.plan = rec.plan.to_json() if rec.plan else None
+    answer.plan = rec.plan
     answer.commands = rec.commands
-    answer.overrides = [o.to_json() for o in rec.overrides]
-    answer.findings = [f.to_json() for f in rec.findings]
-    answer.fit = rec.fit.to_json() if rec.fit else None
-    estimate = {
-        key: value.to_json()
-        for key, value in (
-            ("throughput", rec.speed),
-            ("nearest_fit", rec.nearest),
-            ("faster_layout", rec.faster),
-            ("searched_best", rec.searched_best),
-        )
-        if value is not None
+    answer.overrides = list(rec.overrides)
+    answer.findings = list(rec.findings)
+    answer.fit = rec.fit
+    parts = {
+        "throughput": rec.speed,
+        "nearest_fit": rec.nearest,
+        "faster_layout": rec.faster,
+        "searched_best": rec.searched_best,
     }
-    if rec.peft_alternative is not None:
-        lora = rec.peft_alternative
-        estimate["peft_alternative"] = {
-            "recipe": lora.recipe.name,
-            "plan": lora.plan.to_json(),
-            "fit": lora.fit.to_json() if lora.fit else None,
-            "commands": lora.commands.to_json(),
-        }
-    answer.estimate = estimate or None
+    if (lora := rec.peft_alternative) is not None:
+        parts["peft_alternative"] = PeftAlternative(
+            recipe=lora.recipe.name, plan=lora.plan, fit=lora.fit, commands=lora.commands
+        )
+    computed = {key: value for key, value in parts.items() if value is not None}
+    answer.estimate = AnswerEstimate(**computed) if computed else None
     answer.answer_markdown = compose_recommendation(rec, answer.checklist, answer.citations, lang, preface)
     if rec.slots.num_gpus is None:
         answer.follow_up.append(clarifying_question(["num_gpus"], lang))

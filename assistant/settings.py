@@ -10,8 +10,11 @@ from platformdirs import user_cache_dir
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-KNOWLEDGE_BASE = REPO_ROOT / "knowledge_base"
+import knowledge_base
+
+# The bundled knowledge base where the package is installed (site-packages from a wheel, the checkout when
+# editable), never a path rebuilt from this file; AUTORECIPE_KNOWLEDGE_BASE points Settings elsewhere.
+KNOWLEDGE_BASE = Path(knowledge_base.__file__).resolve().parent
 
 
 def _bundled_model_path() -> str:

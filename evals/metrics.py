@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from assistant.records import Answer, Catalog, Commands, LauncherFlag
+from assistant.answer import Answer
+from assistant.records import Catalog, LauncherFlag
 
 # ---------------------------------------------------------------- thresholds (the CI gate, in one place)
 
@@ -385,9 +386,10 @@ def invented_identifiers(answer: Answer, facts: VersionFacts, user_text: str = "
 
 def command_texts(answer: Answer) -> list[tuple[str, str]]:
     """Every launch command the answer gives, its LoRA alternative's included (each must parse)."""
-    alternative = (answer.estimate or {}).get("peft_alternative") or {}
+    alternative = answer.estimate.peft_alternative if answer.estimate else None
+    extra = alternative.commands.model_dump() if alternative else {}
     return [(k, v) for k, v in answer.commands.model_dump().items() if v] + [
-        (f"peft_alternative.{k}", v) for k, v in (alternative.get("commands") or {}).items() if v
+        (f"peft_alternative.{k}", v) for k, v in extra.items() if v
     ]
 
 
@@ -402,9 +404,9 @@ def answered_launch_shape(answer: Answer) -> tuple[int | None, int | None]:
     """(nproc_per_node, nnodes) as the answer's commands state them, else as its plan implies. When the
     answer gives no command of its own but a LoRA alternative that fits the user's GPUs, that one counts."""
     cmds = answer.commands
-    alternative = (answer.estimate or {}).get("peft_alternative")
+    alternative = answer.estimate.peft_alternative if answer.estimate else None
     if not (cmds.torchrun or cmds.multinode or cmds.slurm) and alternative:
-        cmds = Commands(**alternative["commands"])
+        cmds = alternative.commands
     nproc: int | None = None
     for text in (cmds.torchrun, cmds.multinode, cmds.slurm):
         if text and (m := _NPROC_RE.search(text)):
@@ -416,7 +418,7 @@ def answered_launch_shape(answer: Answer) -> tuple[int | None, int | None]:
     )
     if m:
         nnodes = int(m.group(1))
-    num_gpus = (answer.plan or {}).get("num_gpus")
+    num_gpus = answer.plan.num_gpus if answer.plan else None
     if nproc is None and isinstance(num_gpus, int):
         nproc = min(num_gpus, answer.slots.gpus_per_node or 8)
     if nnodes is None:
@@ -528,7 +530,7 @@ def score_row(
         "nproc_per_node": nproc,
         "nnodes": nnodes,
         "intent": answer.intent,
-        "findings": [f.get("id") for f in answer.findings],
+        "findings": [f.id for f in answer.findings],
     }
     if exp.recipes is not None:
         names = recipe_names_of(answer)
@@ -543,9 +545,7 @@ def score_row(
     if exp.intent is not None:
         score.slots["intent"] = answer.intent == exp.intent
     if exp.findings:
-        finding_texts = [
-            f"{f.get('id', '')}\n{f.get('message', '')}\n{f.get('message_zh', '')}" for f in answer.findings
-        ]
+        finding_texts = [f"{f.id}\n{f.message}\n{f.message_zh}" for f in answer.findings]
         score.slots["findings"] = all(any(_matches(p, t) for t in finding_texts) for p in exp.findings)
 
     for kind, text in command_texts(answer):

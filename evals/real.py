@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from assistant.records import Answer
+from assistant.answer import Answer
 from evals.metrics import (
     Gate,
     Thresholds,

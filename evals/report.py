@@ -3,52 +3,39 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ingest.atomic import write_atomic
 
 if TYPE_CHECKING:
     from evals.real import RealScore
     from evals.run_record import EvalRun
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; reports are meant to be read by others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_report(run: EvalRun, report_dir: Path) -> None:
     report_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(report_dir / "summary.json", _json(run.summary.data))
-    _atomic_write(report_dir / "answers.json", _json(run.answers))
-    _atomic_write(report_dir / "report.md", render_markdown(run).encode("utf-8"))
-    _atomic_write(report_dir / "accuracy.png", render_chart(run.summary.data))
+    write_atomic(report_dir / "summary.json", _json(run.summary.data))
+    write_atomic(report_dir / "answers.json", _json(run.answers))
+    write_atomic(report_dir / "report.md", render_markdown(run).encode("utf-8"))
+    write_atomic(report_dir / "accuracy.png", render_chart(run.summary.data))
 
 
 def write_real_report(
     real: dict[str, Any], scores: Sequence[RealScore], answers: dict, report_dir: Path
 ) -> None:
     """The real-question set on its own (`python -m evals.run_real`): summary, dev answers, report."""
-    _atomic_write(report_dir / "real_summary.json", _json(real))
-    _atomic_write(report_dir / "real_answers.json", _json(answers))
+    write_atomic(report_dir / "real_summary.json", _json(real))
+    write_atomic(report_dir / "real_answers.json", _json(answers))
     text = "\n".join(["# Real-question evaluation", "", *render_real_section(real, scores)]) + "\n"
-    _atomic_write(report_dir / "real_report.md", text.encode("utf-8"))
+    write_atomic(report_dir / "real_report.md", text.encode("utf-8"))
 
 
 def archive_summary(summary: dict[str, Any], results_dir: Path, name: str) -> Path:
     """Keep this run's summary under evals/results/ so runs can be compared over time."""
     path = results_dir / f"{name}.json"
-    _atomic_write(path, _json(summary))
+    write_atomic(path, _json(summary))
     return path
 
 

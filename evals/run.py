@@ -18,8 +18,9 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
+from assistant.answer import Answer
 from assistant.errors import UserError
-from assistant.records import Answer, Catalog
+from assistant.records import Catalog
 from evals.metrics import (
     THRESHOLDS,
     GoldenRow,

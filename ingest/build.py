@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.embedding import start_export
 from assistant.errors import UserError
 from assistant.records import Catalog
 from assistant.settings import Settings
@@ -132,7 +133,15 @@ def ingest(
 ) -> tuple[IngestReport, list[str]]:
     forgotten = {str(p.expanduser().resolve()) for p in forget}
     with _ingest_lock(settings):
-        remembered = [s for s in remembered_sources(settings) if s not in forgotten]
-        collected = collect(settings, extra_paths, remembered)
-        report = write_index(collected.chunks, settings, sources=collected.sources)
+        export = start_export(
+            settings.resolved_embedding_model_path(), settings.resolved_embedding_export_dir()
+        )
+        try:
+            remembered = [s for s in remembered_sources(settings) if s not in forgotten]
+            collected = collect(settings, extra_paths, remembered)
+            report = write_index(collected.chunks, settings, sources=collected.sources, started_export=export)
+        finally:
+            if export is not None and export.poll() is None:
+                export.kill()  # bad input stopped the ingest: the half-made export is staged, never used
+                export.wait()
     return report, collected.warnings

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from assistant.kb import knowledge_base
 from assistant.models import load_model_arch
 from assistant.records import Plan
 from assistant.settings import get_settings
+from ingest.atomic import write_atomic
 from ingest.calibration_fit import (
     fit_memory,
     fit_throughput,
@@ -338,14 +337,7 @@ def _golden_gpu(name: str) -> str | None:
 
 def write_json(path: Path, data: Any) -> None:
     """Atomic write: a crash never leaves a half-written data file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8"
-    ) as fh:
-        json.dump(data, fh, indent=1, sort_keys=False)
-        fh.write("\n")
-    os.chmod(fh.name, 0o644)
-    os.replace(fh.name, path)
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
 
 def load_archs(out: Path) -> dict:

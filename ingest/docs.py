@@ -6,6 +6,10 @@ Rules that matter for our knowledge (mostly tables and commands):
   with the header row prepended;
 - code fences stay intact;
 - chunk ids are content hashes, so re-ingesting unchanged text changes nothing.
+
+Hand-written, not langchain-text-splitters: on the bundled guide its MarkdownHeaderTextSplitter keeps
+`{#anchor}` marks in heading paths and strips the indentation of code and list lines, the experimental
+Markdown splitter cuts code blocks away from their prose, and the size splitters cut tables mid-table.
 """
 
 from __future__ import annotations

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+from pathlib import Path
 
 from assistant.settings import get_settings
-from ingest.calibration import BRIDGE_GIT, git_show, write_json
+from ingest.calibration import git_show, write_json
+from ingest.catalog_build import bridge_git_dir
 
 TABLE_PATH = "scripts/training/recipe_metadata.py"
 TABLE_NAME = "RECIPE_FORWARD_STEP_PREFIXES"
@@ -34,9 +36,12 @@ def extract_forward_steps(source: str) -> list[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bridge", default=BRIDGE_GIT)
+    parser.add_argument(
+        "--bridge", type=Path, help="Megatron-Bridge git mirror (default $AUTORECIPE_BRIDGE_GIT)."
+    )
     parser.add_argument("--ref", default="v0.6.0")
     args = parser.parse_args(argv)
+    args.bridge = str(bridge_git_dir(args.bridge))  # a clear message when neither is given
     pairs = extract_forward_steps(git_show(args.bridge, args.ref, TABLE_PATH))
     out = get_settings().knowledge_base / "forward_steps.json"
     write_json(

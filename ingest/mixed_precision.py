@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+from pathlib import Path
 
 from assistant.catalog import available_versions
 from assistant.kb import knowledge_base
 from assistant.settings import get_settings
-from ingest.calibration import BRIDGE_GIT, git_show, write_json
+from ingest.calibration import git_show, write_json
+from ingest.catalog_build import bridge_git_dir
 
 MODULE_PATH = "src/megatron/bridge/training/mixed_precision.py"
 CONFIG_CLASS = "MixedPrecisionConfig"
@@ -40,8 +42,11 @@ def extract_presets(source: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bridge", default=BRIDGE_GIT)
+    parser.add_argument(
+        "--bridge", type=Path, help="Megatron-Bridge git mirror (default $AUTORECIPE_BRIDGE_GIT)."
+    )
     args = parser.parse_args(argv)
+    args.bridge = str(bridge_git_dir(args.bridge))  # a clear message when neither is given
     versions: dict[str, dict] = {}
     for version in available_versions():
         commit = json.loads((knowledge_base().catalog_dir / f"{version}.json").read_text(encoding="utf-8"))[

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -30,6 +28,7 @@ from assistant.models import (
     read_config_file,
 )
 from assistant.records import ModelArch
+from ingest.atomic import write_atomic
 
 __all__ = [
     "arch_from_hf_config",
@@ -41,19 +40,9 @@ __all__ = [
 
 
 def write_model_arch(arch: ModelArch, out_dir: Path) -> Path:
-    """Write one record atomically (temp file in the same directory, then os.replace)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / model_file_name(arch.hf_model_id)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(arch.to_json(), handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    """Write one record atomically."""
+    text = json.dumps(arch.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return write_atomic(out_dir / model_file_name(arch.hf_model_id), text)
 
 
 def arch_from_config_file(path: Path) -> ModelArch:

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from assistant.settings import get_settings
+from ingest.atomic import write_atomic
 from ingest.catalog_build import bridge_git_dir
 
 TAGS = {"0.3.1": "v0.3.1", "0.5.1": "v0.5.1", "0.6.0": "v0.6.0", "main": "main"}
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     args.bridge = str(bridge_git_dir(args.bridge))  # a clear message when neither is given
     out = Path(get_settings().knowledge_base) / "calibration" / "precision_params.json"
-    out.write_text(json.dumps(extract(args.bridge), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(out, json.dumps(extract(args.bridge), indent=1, sort_keys=True) + "\n")
     print(f"wrote {out}")
 
 

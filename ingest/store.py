@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from assistant.embedding import Encoder, ingest_encoder, usable_export
 from assistant.lexical import TOKENIZER_VERSION, tokenize
@@ -23,6 +26,7 @@ from assistant.settings import Settings
 from assistant.vectorstore import (
     COSINE,
     ROWS_FILE,
+    IndexRows,
     collection_rows,
     current_generation,
     http_client,
@@ -32,6 +36,7 @@ from assistant.vectorstore import (
     pointer_collection,
     write_rows,
 )
+from ingest.atomic import write_atomic
 from ingest.docs import Chunk
 
 BATCH = 256
@@ -63,22 +68,22 @@ def _existing_ids(settings: Settings) -> tuple[set[str], dict]:
         return set(), {}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _metadatas(chunks: Sequence[Chunk]) -> list[dict]:
+    return [{**c.metadata(), "bm25": " ".join(tokenize(c.text))} for c in chunks]
 
 
-def _add_chunks(collection, chunks: Sequence[Chunk], encoder: Encoder) -> None:
-    vectors = encoder.embed([c.text for c in chunks]) if chunks else None
+def _add_chunks(collection, chunks: Sequence[Chunk], metadatas: list[dict], encoder: Encoder) -> IndexRows:
+    """Embed and add `chunks`; returns them as rows, in the order Chroma lists them."""
+    vectors = encoder.embed([c.text for c in chunks]) if chunks else np.zeros((0, 0), dtype=np.float32)
     for start in range(0, len(chunks), BATCH):
         batch = chunks[start : start + BATCH]
         collection.add(
             ids=[c.chunk_id for c in batch],
             embeddings=vectors[start : start + BATCH],
-            metadatas=[{**c.metadata(), "bm25": " ".join(tokenize(c.text))} for c in batch],
+            metadatas=metadatas[start : start + BATCH],
             documents=[c.text for c in batch],
         )
+    return IndexRows([c.chunk_id for c in chunks], metadatas, [c.text for c in chunks], vectors)
 
 
 def _up_to_date(settings: Settings, previous: str | None) -> bool:
@@ -90,8 +95,14 @@ def _up_to_date(settings: Settings, previous: str | None) -> bool:
     return usable_export(settings.resolved_embedding_export_dir(), model_path) is not None
 
 
-def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequence[str] = ()) -> IngestReport:
-    """Bring the index to exactly `chunks`; returns what changed."""
+def write_index(
+    chunks: Sequence[Chunk],
+    settings: Settings,
+    *,
+    sources: Sequence[str] = (),
+    started_export: subprocess.Popen | None = None,
+) -> IngestReport:
+    """Bring the index to exactly `chunks`; returns what changed. `started_export`: see start_export."""
     started = time.perf_counter()
     unique = {c.chunk_id: c for c in chunks}
     model_path = settings.resolved_embedding_model_path()
@@ -111,16 +122,22 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
         return IngestReport(previous, 0, 0, len(unique), len(unique), time.perf_counter() - started)
 
     generation = time.strftime("gen-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-    encoder = ingest_encoder(model_path, settings.resolved_embedding_export_dir())
-    manifest = {
-        "generation": generation,
-        "embedding_model": model_path,
-        "embedding_runtime": encoder.runtime,
-        "tokenizer": TOKENIZER_VERSION,
-        "chunks": len(unique),
-        "sources": list(sources),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    # BM25 tokens and the Chroma client first: they run while a started export finishes in its process.
+    metadatas = _metadatas(to_add)
+
+    def open_encoder() -> tuple[Encoder, dict]:
+        encoder = ingest_encoder(model_path, settings.resolved_embedding_export_dir(), started_export)
+        manifest = {
+            "generation": generation,
+            "embedding_model": model_path,
+            "embedding_runtime": encoder.runtime,
+            "tokenizer": TOKENIZER_VERSION,
+            "chunks": len(unique),
+            "sources": list(sources),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        return encoder, manifest
+
     if settings.chroma_mode == "persistent":
         root = index_root(settings)
         root.mkdir(parents=True, exist_ok=True)
@@ -133,14 +150,16 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
         collection = client.get_or_create_collection(
             settings.collection, configuration=COSINE, embedding_function=None
         )
-        _add_chunks(collection, to_add, encoder)
+        encoder, manifest = open_encoder()
+        added = _add_chunks(collection, to_add, metadatas, encoder)
         if to_remove:
             collection.delete(ids=to_remove)
-        write_rows(staging, collection_rows(collection))
-        _write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
+        # A generation built from empty holds exactly the rows just added: no need to read them back.
+        write_rows(staging, collection_rows(collection) if previous and same_model else added)
+        write_atomic(staging / "manifest.json", json.dumps(manifest, indent=1))
         del collection, client
         os.replace(staging, root / generation)
-        _write_atomic(root / "CURRENT", generation)
+        write_atomic(root / "CURRENT", generation)
         _prune_persistent(root, keep={generation, previous})
     else:
         client = http_client(settings)
@@ -148,7 +167,8 @@ def write_index(chunks: Sequence[Chunk], settings: Settings, *, sources: Sequenc
         collection = client.create_collection(name, configuration=COSINE, embedding_function=None)
         if previous and same_model:
             _copy_collection(client, f"{settings.collection}__{previous}", name, skip=set(to_remove))
-        _add_chunks(collection, to_add, encoder)
+        encoder, manifest = open_encoder()
+        _add_chunks(collection, to_add, metadatas, encoder)
         collection.modify(metadata={"manifest": json.dumps(manifest)})
         client.get_or_create_collection(pointer_collection(settings)).modify(
             metadata={"generation": generation}

@@ -1,8 +1,10 @@
-"""Shared fixtures: offline environment, and one real index of the bundled knowledge base per session."""
+"""Shared fixtures: offline environment, one real index of the bundled knowledge base per session, and the
+upstream mirrors: tests marked `mirror` are deselected, loudly, when the setting naming a mirror is absent."""
 
 from __future__ import annotations
 
 import os
+import re
 
 for _var, _value in {
     "HF_HUB_OFFLINE": "1",
@@ -26,6 +28,77 @@ from assistant.settings import Settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SKILL_SEED = REPO.parent / "shared" / "seeds" / "000_7a19b8649c0bf7c3.txt"
+
+# The upstream bare git mirrors, from the settings ingest reads too (no machine path here: .ci/run sets them).
+MIRROR_SETTINGS = {
+    "AUTORECIPE_BRIDGE_GIT": "the Megatron-Bridge git mirror",
+    "AUTORECIPE_MCORE_GIT": "the Megatron-LM git mirror",
+}
+BRIDGE_GIT = Path(os.environ.get("AUTORECIPE_BRIDGE_GIT") or "/nonexistent-AUTORECIPE_BRIDGE_GIT")
+MCORE_GIT = Path(os.environ.get("AUTORECIPE_MCORE_GIT") or "/nonexistent-AUTORECIPE_MCORE_GIT")
+_deselected_for_mirror: dict[str, int] = {}  # unset setting -> how many tests it kept out
+
+
+FAST_SELECTION = "not slow and not integration and not mirror"
+WHOLE_MODULE_SLOW = re.compile(r"^pytestmark = \[?\s*pytest\.mark\.(slow|integration)\b", re.MULTILINE)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help=f"the pure units (make test-fast): -m '{FAST_SELECTION}', and modules marked slow or "
+        "integration as a whole are not even imported (Gradio, Chroma and torch take seconds to import)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under --fast a module whose `pytestmark` starts with slow or integration is not imported."""
+    is_test_module = collection_path.suffix == ".py" and collection_path.name.startswith("test_")
+    if config.getoption("fast") and is_test_module:
+        return bool(WHOLE_MODULE_SLOW.search(collection_path.read_text(encoding="utf-8"))) or None
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A mirror setting that names no directory is a mistake to stop on, not a reason to run less."""
+    if config.getoption("fast"):
+        config.option.markexpr = FAST_SELECTION
+    for setting, what in MIRROR_SETTINGS.items():
+        value = os.environ.get(setting)
+        if value and not Path(value).is_dir():
+            raise pytest.UsageError(f"{setting}={value}: {what} is not there (unset it to deselect them)")
+
+
+def _needed_settings(item: pytest.Item) -> tuple[str, ...]:
+    marker = item.get_closest_marker("mirror")
+    return () if marker is None else (marker.args or ("AUTORECIPE_BRIDGE_GIT",))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect `mirror` tests whose settings are unset (counted in the summary, never a silent skip),
+    and mark every test that builds the shared index `slow` so `make test-fast` leaves it out."""
+    keep, dropped = [], []
+    for item in items:
+        if "index_settings" in item.fixturenames:
+            item.add_marker(pytest.mark.slow)
+        missing = [setting for setting in _needed_settings(item) if not os.environ.get(setting)]
+        for setting in missing:
+            _deselected_for_mirror[setting] = _deselected_for_mirror.get(setting, 0) + 1
+        (dropped if missing else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for setting, count in _deselected_for_mirror.items():
+        terminalreporter.write_line(
+            f"DESELECTED {count} tests marked `mirror`: {setting} is not set; point it at "
+            f"{MIRROR_SETTINGS[setting]} (a bare clone) to run them",
+            yellow=True,
+            bold=True,
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)

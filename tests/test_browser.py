@@ -15,9 +15,10 @@ from tests.conftest import free_port, wait_until_serving
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (make browser)"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (make browser)"),
+]
 
 
 @pytest.fixture()

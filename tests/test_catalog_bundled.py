@@ -10,15 +10,15 @@ import ast
 import json
 import subprocess
 from functools import cache
-from pathlib import Path
 
 import pytest
 
 from assistant.catalog import load_catalog
 from assistant.kb import knowledge_base
 from ingest.recipes.names import OLD_PERF_NAME
+from tests.conftest import BRIDGE_GIT
 
-GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
+GIT = BRIDGE_GIT
 REFS = {
     "0.3.1": "v0.3.1",
     "0.5.1": "v0.5.1",
@@ -26,7 +26,7 @@ REFS = {
     "main": "067f987df03b8355b03192d88d70f1709fedf51a",
 }
 VERSIONS = sorted(REFS)
-needs_git = pytest.mark.skipif(not GIT.is_dir(), reason=f"upstream git mirror {GIT} not available")
+needs_git = pytest.mark.mirror
 
 
 @cache

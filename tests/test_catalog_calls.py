@@ -14,6 +14,8 @@ from assistant.catalog import for_goal, on_gpu, resolution_note, resolve_recipe
 from assistant.errors import UserError
 from assistant.rules.commands import run_recipe_args
 
+pytestmark = pytest.mark.integration  # the CLI end to end
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

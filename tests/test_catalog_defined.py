@@ -5,15 +5,14 @@ mirror for `def ..._config(...) -> ConfigContainer`."""
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from assistant.catalog import load_catalog, resolve_recipe
+from tests.conftest import BRIDGE_GIT
 
-GIT = Path(os.environ.get("AUTORECIPE_BRIDGE_GIT", "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"))
+GIT = BRIDGE_GIT
 REFS = {
     "0.3.1": "v0.3.1",
     "0.5.1": "v0.5.1",
@@ -25,7 +24,7 @@ ROOTS = (
     "src/megatron/bridge/perf_recipes/",
     "src/megatron/bridge/diffusion/recipes/",
 )
-needs_git = pytest.mark.skipif(not GIT.is_dir(), reason=f"upstream git mirror {GIT} not available")
+needs_git = pytest.mark.mirror
 
 
 def _git(*args: str) -> str:

@@ -7,6 +7,8 @@ import pytest
 from assistant.settings import Settings
 from ui.gradio_app import replay, respond
 
+pytestmark = pytest.mark.slow  # Gradio: seconds to import
+
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:

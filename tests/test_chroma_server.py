@@ -15,6 +15,8 @@ from ingest.build import ingest
 from tests.conftest import free_port, wait_until_serving
 from tests.test_ingest import small_kb
 
+pytestmark = pytest.mark.slow  # a `chroma run` server and the embedding model
+
 
 @pytest.fixture()
 def chroma_server(tmp_path):

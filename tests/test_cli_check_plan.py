@@ -15,9 +15,10 @@ from tests.test_rules_fixtures import CATALOG_DIR, VERSIONS, catalog_launcher, p
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("autorecipe")
-pytestmark = pytest.mark.skipif(
-    not (CATALOG_DIR / "0.6.0.json").exists(), reason="recipe catalogs not built yet"
-)
+pytestmark = [
+    pytest.mark.integration,  # the CLI end to end
+    pytest.mark.skipif(not (CATALOG_DIR / "0.6.0.json").exists(), reason="recipe catalogs not built yet"),
+]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

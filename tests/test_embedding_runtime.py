@@ -27,6 +27,8 @@ from assistant.retrieval import Filters, HybridRetriever
 from assistant.settings import Settings
 from assistant.vectorstore import open_current
 
+pytestmark = pytest.mark.slow  # the embedding model, ONNX and sentence-transformers
+
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "evals" / "golden"
 
@@ -101,6 +103,7 @@ def test_missing_export_falls_back_to_sentence_transformers_with_a_notice(index_
 
 
 def test_export_is_reproducible(index_settings, tmp_path):
+    # The shared export was made by ingest's child process (start_export); this one is made in process.
     model_path = index_settings.resolved_embedding_model_path()
     shared = usable_export(index_settings.resolved_embedding_export_dir(), model_path)
     assert shared is not None
@@ -145,6 +148,8 @@ HEAVY = {
     "chromadb",
     "langchain_chroma",
     "langchain_huggingface",
+    "langchain_core",
+    "hydra",
 }
 
 

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from assistant.errors import UserError
 from ui.cli import app
 
+pytestmark = pytest.mark.integration  # the estimate command end to end
+
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 

@@ -183,6 +183,7 @@ def test_ties_within_the_estimators_error_prefer_fewer_gpus_per_layer() -> None:
     assert rest == sorted(rest, reverse=True)
 
 
+@pytest.mark.integration  # a layout search at every doubling of the GPU count
 @pytest.mark.parametrize(
     ("arch", "gpus", "gpu", "seq", "gbs"),
     [

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from assistant.answer import Answer
 from assistant.errors import UserError
 from assistant.records import (
-    Answer,
     Catalog,
     CatalogSource,
     Citation,

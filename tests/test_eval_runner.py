@@ -7,16 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from assistant.answer import Answer, AnswerEstimate, PeftAlternative
 from assistant.errors import UserError
 from assistant.records import (
-    Answer,
     Catalog,
     CatalogSource,
     Citation,
     Commands,
     DatasetPreset,
+    Finding,
     LauncherFlag,
     LauncherSpec,
+    Plan,
     RecipeRecord,
     Slots,
     SourceRef,
@@ -273,7 +275,7 @@ def test_missing_citation_fails_a_recommendation(facts: VersionFacts) -> None:
 def test_expected_findings_match_id_or_message(facts: VersionFacts) -> None:
     answer = make_answer()
     answer.findings = [
-        {"id": "tp_heads", "severity": "error", "message": "32 heads are not divisible by TP=3"}
+        Finding(id="tp_heads", severity="error", message="32 heads are not divisible by TP=3", message_zh="")
     ]
     assert score_row(row(findings=["tp_heads", "divisible"]), answer, facts).slots["findings"]
     assert not score_row(row(findings=["world_size"]), answer, facts).slots["findings"]
@@ -535,9 +537,15 @@ def test_a_lora_alternative_counts_as_the_launch_shape_and_its_command_is_checke
     answer = make_answer().model_copy(
         update={
             "commands": Commands(),
-            "estimate": {
-                "peft_alternative": {"recipe": "qwen3_30b_a3b_peft_config", "commands": {"torchrun": lora}}
-            },
+            "estimate": AnswerEstimate(
+                peft_alternative=PeftAlternative(
+                    recipe="qwen3_30b_a3b_peft_config",
+                    plan=Plan.sized(
+                        num_gpus=4, tp=1, pp=1, cp=1, mbs=1, gbs=8, vp=None, ep=1, etp=None, sp=False
+                    ),
+                    commands=Commands(torchrun=lora),
+                )
+            ),
         }
     )
     assert answered_launch_shape(answer) == (4, 1)

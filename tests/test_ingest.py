@@ -7,14 +7,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from assistant.errors import UserError
 from assistant.retrieval import HybridRetriever
 from assistant.settings import Settings
-from assistant.vectorstore import current_generation, index_root
+from assistant.vectorstore import (
+    collection_rows,
+    current_generation,
+    index_root,
+    open_current,
+    read_current_rows,
+)
 from ingest import store as ingest_store
 from ingest.build import ingest
+
+pytestmark = pytest.mark.slow  # the embedding model and Chroma on disk
 
 PAGE = """---
 topic: {topic}
@@ -55,6 +64,21 @@ def test_second_ingest_changes_nothing(small_settings):
     second, _ = ingest(small_settings, [])
     assert (second.changed, second.unchanged) == (0, first.total)
     assert second.generation == first.generation
+
+
+@pytest.mark.parametrize("edit", [False, True])
+def test_the_numpy_copy_holds_what_chroma_holds(small_settings, edit):
+    """From empty the copy is written from the rows just added, after an edit from the merged collection."""
+    ingest(small_settings, [])
+    if edit:
+        page = small_settings.knowledge_base / "guide" / "en" / "beta.md"
+        page.write_text(page.read_text().replace("explains", "sizes"), encoding="utf-8")
+        ingest(small_settings, [])
+    rows, _ = read_current_rows(small_settings)
+    client, name, _ = open_current(small_settings)
+    chroma = collection_rows(client.get_collection(name))
+    assert (rows.ids, rows.metadatas, rows.documents) == (chroma.ids, chroma.metadatas, chroma.documents)
+    assert np.array_equal(rows.vectors, chroma.vectors)
 
 
 def test_edit_reembeds_only_the_changed_chunks_and_deletes_removed(small_settings):

@@ -208,7 +208,7 @@ def test_smoke_test_keeps_its_recipe_and_fits_on_the_assumed_gpus() -> None:
 
     answer = ask("I'm new to Megatron Bridge. What's the quickest smoke test?", version="0.6.0")
     assert answer.recipe is not None and answer.recipe.name == "llama3_8b_pretrain_config"
-    assert answer.fit is not None and answer.fit["status"] == "fits"
+    assert answer.fit is not None and answer.fit.status == "fits"
     assert "8 × H100" in answer.answer_markdown and "train.train_iters=10" in (answer.commands.torchrun or "")
 
 

@@ -17,6 +17,7 @@ from assistant.rules.validate import has_errors, validate
 from tests.test_rules_fixtures import CATALOG_DIR, VERSIONS
 
 
+@pytest.mark.integration  # every recipe of a catalog
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_recipe_checks_plans_and_launches(version):
     if not (CATALOG_DIR / f"{version}.json").exists():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from torch.distributed.run import get_args_parser
 
 from assistant.errors import UserError
 from assistant.planning.resize import resize
@@ -57,6 +56,10 @@ def parse_run_recipe(spec: LauncherSpec, args: list[str]):
 def parse_torchrun(command: str, spec: LauncherSpec):
     tokens = expand(command)
     assert tokens[:5] == ["uv", "run", "python", "-m", "torch.distributed.run"]
+    from torch.distributed.run import (
+        get_args_parser,  # torch costs seconds to import: only the slow test pays
+    )
+
     torchrun = get_args_parser().parse_args(tokens[5:])
     assert torchrun.training_script == spec.script
     return torchrun, *parse_run_recipe(spec, torchrun.training_script_args)
@@ -69,6 +72,7 @@ RECIPES = {
 }
 
 
+@pytest.mark.slow  # torchrun's own parser (torch)
 @pytest.mark.parametrize(("source", "version", "spec"), LAUNCHERS, ids=IDS)
 @pytest.mark.parametrize("mode", ["pretrain", "sft", "peft"])
 @pytest.mark.parametrize("gpus", [8, 16])

@@ -15,22 +15,42 @@ from tests.test_rules_fixtures import make_record
     [
         ("2", 2),
         ("-3", -3),
+        ("1_000", 1000),
         ("1e-4", 1e-4),
         ("0.5", 0.5),
+        ("inf", float("inf")),
         ("true", True),
         ("False", False),
         ("null", None),
-        ("None", None),
+        # Hydra has one null, `null`: `none`/`None` are strings (Bridge's cuda_graph_impl=none is one).
+        ("None", "None"),
+        ("none", "none"),
         ("[2,2]", [2, 2]),
         ("[attn, moe_router]", ["attn", "moe_router"]),
+        ("[1,[2,3]]", [1, [2, 3]]),
         ("[]", []),
+        ("{a:1,b:[x]}", {"a": 1, "b": ["x"]}),
         ("'a b'", "a b"),
+        ('"0.5"', "0.5"),
+        ("''", ""),
+        ("a b", "a b"),
+        (" 7 ", 7),
         ("a2a+p2p", "a2a+p2p"),
         ("/data/ckpt", "/data/ckpt"),
+        ("${model.seq_length}", "${model.seq_length}"),
+        ("int(3.0)", 3),
     ],
 )
 def test_parse_value_like_hydra(text, value):
     assert parse_value(text) == value
+
+
+def test_values_agree_with_hydras_own_parser():
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    items = ["a=null", "b=none", "c=[1,'x y']", "d=1e3", "e=${x.y}", "f= True ", "g={k:[1,2]}", "h="]
+    upstream = {o.key_or_group: o.value() for o in OverridesParser.create().parse_overrides(items)}
+    assert parse_overrides(items) == upstream
 
 
 def test_shortcuts_expand_to_dotted_keys():
@@ -44,10 +64,48 @@ def test_shortcuts_expand_to_dotted_keys():
     }
 
 
-@pytest.mark.parametrize("item", ["tp2", "=3", "a..b=1", "model.x=", "1abc=2", "x=[1,2", "model x=1"])
+def test_add_force_add_and_delete_prefixes():
+    parsed = parse_overrides(["+model.new_key=1", "++train.train_iters=10", "tp=2", "~tp", "gbs=8", "~gbs=8"])
+    # `~key` removes the key from the overrides, as Bridge deletes it, so the recipe's value stands.
+    assert parsed == {"model.new_key": 1, "train.train_iters": 10}
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "tp2",
+        "=3",
+        "a..b=1",
+        "1abc=2",
+        "x=[1,2",
+        "model x=1",
+        "key =1",
+        "x='open",
+        "x=${a",
+        "x= 'a' b",
+        "model@pkg=1",
+        "group/option=x",
+        "tp=1,2",
+        "tp=choice(1,2)",
+        "tp=range(1,4)",
+    ],
+)
 def test_malformed_overrides_are_user_errors(item):
-    with pytest.raises(UserError):
+    with pytest.raises(UserError) as caught:
         parse_overrides([item])
+    message = str(caught.value)
+    assert repr(item) in message and "Traceback" not in message and "\n" not in message
+
+
+def test_a_grammar_error_names_the_character():
+    with pytest.raises(UserError, match=r"unexpected character ' ' at position 6"):
+        parse_overrides(["model x=1"])
+
+
+def test_an_empty_value_is_the_empty_string_as_in_hydra():
+    assert parse_overrides(["model.x="]) == {"model.x": ""}
+    with pytest.raises(UserError, match="integer"):
+        build_config(make_record(), ["tp="])
 
 
 def test_non_integer_parallel_size_is_a_user_error():

@@ -7,6 +7,7 @@ finding that says why.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,7 @@ def recipes(draw, arch: ModelArch):
     )
 
 
+@pytest.mark.integration  # hundreds of generated plans through resize and validate
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_plan_is_valid_and_consistent(data):

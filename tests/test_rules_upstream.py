@@ -2,14 +2,14 @@
 
 Each message expression is found in the Megatron-Bridge / Megatron-Core source at the commit a bundled
 version uses, evaluated with the same numbers, and compared with ours character for character. The
-read-only git mirrors live outside the repository; the tests skip when they are not on this machine.
+read-only git mirrors live outside the repository: these tests are marked `mirror`, deselected with a message
+when AUTORECIPE_BRIDGE_GIT / AUTORECIPE_MCORE_GIT are unset.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import os
 import subprocess
 from math import prod
 from pathlib import Path
@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 
 from assistant.rules import upstream
+from tests.conftest import BRIDGE_GIT, MCORE_GIT
 
-MIRRORS = Path(os.environ.get("AUTORECIPE_MIRRORS", "/work/.mirror"))
-BRIDGE = MIRRORS / "NVIDIA-NeMo+Megatron-Bridge" / "repo"
-MCORE = MIRRORS / "NVIDIA+Megatron-LM" / "repo"
+BRIDGE, MCORE = BRIDGE_GIT, MCORE_GIT
 # Bridge ref -> the Megatron-Core commit it pins as 3rdparty/Megatron-LM
 PINS = {
     "v0.3.1": "55ac7082517c3878ae653c07c09c534b8aed49f6",
@@ -32,11 +31,10 @@ PINS = {
 }
 ALL_BRIDGE = list(PINS)
 ALL_MCORE = list(PINS.values())
+needs_mirrors = pytest.mark.mirror("AUTORECIPE_BRIDGE_GIT", "AUTORECIPE_MCORE_GIT")
 
 
 def _source(repo: Path, ref: str, path: str) -> str:
-    if not repo.exists():
-        pytest.skip(f"upstream mirror {repo} not available")
     result = subprocess.run(
         ["git", "-C", str(repo), "show", f"{ref}:{path}"], capture_output=True, text=True, check=False
     )
@@ -81,6 +79,7 @@ PS = "megatron/core/parallel_state.py"
 CONFIG = "src/megatron/bridge/training/config.py"
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ALL_MCORE)
 def test_heads_and_groups_current_text(ref):
     self = ns(num_attention_heads=32, tensor_model_parallel_size=3, num_query_groups=8)
@@ -92,12 +91,14 @@ def test_heads_and_groups_current_text(ref):
     )
 
 
+@needs_mirrors
 def test_groups_text_of_core_015_for_031_installs():
     self = ns(num_query_groups=2, tensor_model_parallel_size=8)
     text = upstream_text(MCORE, "core_v0.15.3", TC, "num_query_groups ({self.num_query_groups})", self=self)
     assert text == upstream.query_groups_tp(2, 8, multiple_or_divisor=False)
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ALL_MCORE)
 def test_mcore_mesh_pipeline_and_batch_texts(ref):
     assert upstream_text(
@@ -139,6 +140,7 @@ def test_mcore_mesh_pipeline_and_batch_texts(ref):
     assert upstream.EXPERTS_EP_ASSERT in moe
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ["v0.3.1", "v0.5.1"])
 def test_packed_graph_text_of_older_pins(ref):
     layer = "megatron/core/transformer/transformer_layer.py"
@@ -147,6 +149,7 @@ def test_packed_graph_text_of_older_pins(ref):
     )
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ALL_BRIDGE)
 def test_bridge_config_texts(ref):
     model_cfg = ns(tensor_model_parallel_size=2, pipeline_model_parallel_size=4, context_parallel_size=2)
@@ -188,6 +191,7 @@ def test_bridge_config_texts(ref):
     )
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ["v0.5.1", "v0.6.0", "067f987df03b8355b03192d88d70f1709fedf51a"])
 def test_hierarchical_cp_texts(ref):
     assert (
@@ -198,10 +202,12 @@ def test_hierarchical_cp_texts(ref):
     assert product == upstream.hierarchical_cp_product([2, 4], 4)
 
 
+@needs_mirrors
 def test_hierarchical_cp_is_not_checked_in_031():
     assert "hierarchical_context_parallel_sizes must be set" not in _source(BRIDGE, "v0.3.1", CONFIG)
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ["v0.6.0", "067f987df03b8355b03192d88d70f1709fedf51a"])
 def test_060_packing_graph_texts_and_runner(ref):
     assert upstream_text(BRIDGE, ref, CONFIG, "Offline packing with CUDA graphs") == (
@@ -225,6 +231,7 @@ def test_invalid_choice_matches_argparse():
     assert str(error.value) == upstream.invalid_choice("--dataset", "tulu", ["mock", "squad"])
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ALL_MCORE)
 def test_cpu_offloading_texts(ref):
     self = ns(num_layers=80)
@@ -236,6 +243,7 @@ def test_cpu_offloading_texts(ref):
     assert upstream_text(MCORE, ref, TC, "not supported with CPU offloading") == upstream.OFFLOAD_GRAPHS
 
 
+@needs_mirrors
 @pytest.mark.parametrize("ref", ALL_BRIDGE)
 def test_unknown_mixed_precision_text(ref):
     from ingest.mixed_precision import MODULE_PATH, extract_presets

@@ -19,6 +19,8 @@ from assistant.settings import Settings
 from ingest.build import ingest
 from tests.conftest import empty_knowledge_base
 
+pytestmark = pytest.mark.integration  # the whole answer service, question to Answer
+
 VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
 SFT_DATASET = {"0.3.1": None, "0.5.1": "llm-finetune", "0.6.0": "squad", "main": "squad"}
 MOCK_DATASET = {"0.3.1": None, "0.5.1": "llm-pretrain-mock", "0.6.0": "mock", "main": "mock"}
@@ -81,10 +83,10 @@ def test_upstream_skill_evaluation_case(settings, version, case, lang):
     else:
         assert "--dataset" not in command
     if gpus:
-        assert answer.plan["num_gpus"] == gpus
+        assert answer.plan.num_gpus == gpus
     plan = answer.plan
-    assert plan["tp"] * plan["pp"] * plan["cp"] * plan["dp"] == plan["num_gpus"]
-    assert plan["gbs"] == plan["mbs"] * plan["dp"] * plan["ga"]
+    assert plan.tp * plan.pp * plan.cp * plan.dp == plan.num_gpus
+    assert plan.gbs == plan.mbs * plan.dp * plan.ga
     assert len(answer.checklist) == 6
     assert ("收敛变更" if lang == "zh" else "convergence changes") in answer.checklist[-1]  # change control
     assert recipe in answer.answer_markdown
@@ -118,7 +120,7 @@ def test_follow_up_remembers_the_model(settings):
     first = ask("Qwen3 30B-A3B SFT on 16 H100", conversation=conversation, settings=settings)
     second = ask("and on 8 GPUs?", conversation=conversation, settings=settings)
     assert first.recipe.name == second.recipe.name == "qwen3_30b_a3b_sft_config"
-    assert second.plan["num_gpus"] == 8
+    assert second.plan.num_gpus == 8
 
 
 def test_asks_only_for_what_is_missing(settings):
@@ -164,7 +166,7 @@ def test_contradictory_constraints_are_explained_not_crashed(settings):
     answer = ask("full SFT of Llama 3 70B on 1 GPU with TP=8", settings=settings)
     text = answer.answer_markdown
     assert answer.plan is None
-    assert any(f["severity"] == "error" for f in answer.findings)
+    assert any(f.severity == "error" for f in answer.findings)
     assert not invented_names(text, answer.version)
 
 
@@ -199,8 +201,7 @@ def test_validate_intent_reports_upstream_error(settings):
     assert answer.intent == "validate"
     assert "not valid" in answer.answer_markdown
     assert any(
-        f["upstream_error"]
-        == "num_attention_heads (32) must be a multiple of tensor_model_parallel_size (3)."
+        f.upstream_error == "num_attention_heads (32) must be a multiple of tensor_model_parallel_size (3)."
         for f in answer.findings
     )
 
@@ -266,22 +267,22 @@ def test_ask_cli_json_and_batch(tmp_path, settings):
 def test_one_gpu_fine_tuning_gets_the_peft_recipe(settings, question, recipe):
     answer = ask(question, settings=settings)
     assert answer.recipe.name == recipe
-    assert answer.plan["num_gpus"] == 1
+    assert answer.plan.num_gpus == 1
 
 
 def test_no_launch_command_when_no_layout_can_run(settings):
     answer = ask("DeepSeek V3 pretrain on 2 GPUs", settings=settings)
     assert answer.plan is None
     assert answer.commands.torchrun is None and answer.commands.multinode is None
-    assert any(f["severity"] == "error" for f in answer.findings)
+    assert any(f.severity == "error" for f in answer.findings)
 
 
 def test_a_preset_the_mode_rejects_is_replaced_and_explained(settings):
     answer = ask("SFT Llama3 8B on 8 H100 with --dataset mock", version="0.6.0", settings=settings)
     assert answer.dataset == "squad"
     assert "--dataset squad" in answer.commands.torchrun
-    mismatch = [f for f in answer.findings if f["id"] == "mode-dataset"]
-    assert mismatch and "Mode 'sft' is incompatible with dataset 'mock'." in mismatch[0]["upstream_error"]
+    mismatch = [f for f in answer.findings if f.id == "mode-dataset"]
+    assert mismatch and "Mode 'sft' is incompatible with dataset 'mock'." in mismatch[0].upstream_error
 
 
 def test_parity_smoke_test_uses_vanilla_gpt(settings):
@@ -304,23 +305,23 @@ def test_general_benchmark_question_is_explained_not_guessed(settings):
 def test_seventy_b_on_eight_h100_is_a_quantified_no_with_the_nearest_fit(settings):
     answer = ask("Can I pretrain Llama 3 70B on 8 H100s?", settings=settings)
     assert answer.plan is None and answer.commands.torchrun is None
-    nearest = answer.estimate["nearest_fit"]
-    assert nearest["fits"] is False
-    assert nearest["leanest"]["memory"]["peak_bytes"] > nearest["leanest"]["memory"]["usable_bytes"]
-    assert nearest["min_gpus"] and nearest["min_gpus"] > 8
-    assert f"**{nearest['min_gpus']}**" in answer.answer_markdown
-    assert any(f"About {nearest['min_gpus']} GPUs" in f["message"] for f in answer.findings)
+    nearest = answer.estimate.nearest_fit
+    assert nearest.fits is False
+    assert nearest.leanest.memory.peak_bytes > nearest.leanest.memory.usable_bytes
+    assert nearest.min_gpus and nearest.min_gpus > 8
+    assert f"**{nearest.min_gpus}**" in answer.answer_markdown
+    assert any(f"About {nearest.min_gpus} GPUs" in f.message for f in answer.findings)
     # What the layout needs besides its sizes is said, with the keys to paste.
-    layout, roomy = nearest["min_gpus_layout"], nearest.get("room_layout") or {}
-    assert ("Megatron-FSDP" in answer.answer_markdown) == (layout["fsdp"] or bool(roomy.get("fsdp")))
-    assert all(f"`{key}=" in answer.answer_markdown for key in layout["overrides"])
+    layout, roomy = nearest.min_gpus_layout, nearest.room_layout
+    assert ("Megatron-FSDP" in answer.answer_markdown) == (layout.fsdp or bool(roomy and roomy.fsdp))
+    assert all(f"`{key}=" in answer.answer_markdown for key in layout.overrides)
 
 
 def test_lora_eight_b_on_one_gpu_is_a_quantified_yes(settings):
     answer = ask("LoRA Llama 3 8B on one GPU", settings=settings)
-    assert answer.fit["status"] == "fits"
-    assert 0 < answer.fit["peak_bytes"] < answer.fit["usable_bytes"]
-    assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
+    assert answer.fit.status == "fits"
+    assert 0 < answer.fit.peak_bytes < answer.fit.usable_bytes
+    assert answer.estimate.throughput.tokens_per_sec_per_gpu > 0
     assert "How fast?" in answer.answer_markdown and "Will it fit?** yes" in answer.answer_markdown
 
 
@@ -328,10 +329,10 @@ def test_the_same_gpu_count_of_another_type_gets_the_search(settings):
     """DeepSeek-V3's recipe is written for 1,024 H100s; on 1,024 GB200s (same count, a 72-GPU NVLink
     domain) its layout is kept as the plan and the search's clearly faster layout is offered beside it."""
     answer = ask("pretrain DeepSeek V3 on 1024 GB200", settings=settings)
-    assert answer.recipe.name == "deepseek_v3_pretrain_config" and answer.plan["num_gpus"] == 1024
-    faster = answer.estimate["faster_layout"]
-    mine = answer.estimate["throughput"]["tokens_per_sec_per_gpu"]
-    assert faster["throughput"]["tokens_per_sec_per_gpu"] > mine
+    assert answer.recipe.name == "deepseek_v3_pretrain_config" and answer.plan.num_gpus == 1024
+    faster = answer.estimate.faster_layout
+    mine = answer.estimate.throughput.tokens_per_sec_per_gpu
+    assert faster.throughput.tokens_per_sec_per_gpu > mine
     assert "A faster layout for your GPUs" in answer.answer_markdown
 
 
@@ -340,13 +341,14 @@ def test_asked_for_the_fastest_layout_the_answer_says_when_the_plan_is_as_fast(s
     search's first choice: the question asked for the fastest layout, so the answer says the search found
     nothing clearly faster and names its first choice, with both speeds."""
     answer = ask("What is the fastest layout to pretrain Llama 3 70B on 64 H100s?", settings=settings)
-    best = answer.estimate["searched_best"]
-    mine = answer.estimate["throughput"]["tokens_per_sec_per_gpu"]
-    theirs = best["throughput"]["tokens_per_sec_per_gpu"]
-    assert "faster_layout" not in answer.estimate and theirs < 1.1 * mine
+    best = answer.estimate.searched_best
+    mine = answer.estimate.throughput.tokens_per_sec_per_gpu
+    theirs = best.throughput.tokens_per_sec_per_gpu
+    assert answer.estimate.faster_layout is None and theirs < 1.1 * mine
     assert f"{theirs:,.0f} tokens/s per GPU against {mine:,.0f}" in answer.answer_markdown
     plain = ask("Pretrain Llama 3 70B on 64 H100s", settings=settings)
-    assert "searched_best" not in plain.estimate and "Fastest layout" not in plain.answer_markdown
+    assert plain.estimate is None or plain.estimate.searched_best is None
+    assert "Fastest layout" not in plain.answer_markdown
 
 
 def test_the_speed_answer_says_when_the_estimate_is_known_to_run_high(settings):
@@ -373,7 +375,7 @@ def test_a_valid_config_that_does_not_fit_says_so_with_the_nearest_fit(settings)
     q = "Is TP=4 PP=2 CP=2 valid for Llama 3 70B pretraining on 16 H100 with seq 16384?"
     answer = ask(q, settings=settings)
     text = answer.answer_markdown
-    assert not any(f["severity"] == "error" for f in answer.findings)
+    assert not any(f.severity == "error" for f in answer.findings)
     assert "**valid**" in text and "**does not fit**" in text
     assert "Will it fit?** no" in text and "The fewest GPUs that fit" in text
     zh = ask("我的配置 TP=4 PP=2 CP=2 在 16 张 H100 上训练 llama3 70b 序列 16384 可以吗", settings=settings)
@@ -396,14 +398,14 @@ def test_a_docs_question_mid_conversation_uses_the_remembered_recipe(settings):
 def test_full_sft_that_does_not_fit_offers_the_lora_recipe_that_does(settings):
     answer = ask("Make Qwen3 30B-A3B SFT fit on 4 GPUs.", settings=settings)
     assert answer.recipe.name == "qwen3_30b_a3b_sft_config" and answer.commands.torchrun is None
-    lora = answer.estimate["peft_alternative"]
-    assert lora["recipe"] == "qwen3_30b_a3b_peft_config"
-    assert lora["fit"]["status"] == "fits" and lora["fit"]["peak_bytes"] < lora["fit"]["usable_bytes"]
-    assert "--nproc_per_node=4" in lora["commands"]["torchrun"]
+    lora = answer.estimate.peft_alternative
+    assert lora.recipe == "qwen3_30b_a3b_peft_config"
+    assert lora.fit.status == "fits" and lora.fit.peak_bytes < lora.fit.usable_bytes
+    assert "--nproc_per_node=4" in lora.commands.torchrun
     assert "LoRA fits on 4 × H100 instead" in answer.answer_markdown
-    assert lora["commands"]["torchrun"] in answer.answer_markdown
+    assert lora.commands.torchrun in answer.answer_markdown
     zh = ask("4 张卡跑 Qwen3-30B-A3B 的 SFT，需要改哪些并行参数？", settings=settings)
-    assert zh.estimate["peft_alternative"]["recipe"] == "qwen3_30b_a3b_peft_config"
+    assert zh.estimate.peft_alternative.recipe == "qwen3_30b_a3b_peft_config"
     assert "可以改用 LoRA" in zh.answer_markdown
 
 
@@ -458,7 +460,7 @@ def test_a_recipe_named_for_one_gpu_runs_on_one_gpu(settings):
     llama = ask("SFT Llama3 8B on one GPU", settings=settings)
     assert llama.recipe.name == "llama3_8b_peft_config"  # no 1-GPU SFT recipe: the LoRA one
     assert "single-gpu-needs-peft" in {
-        f["id"] for f in ask("Pretrain Llama3 8B on 1 GPU", settings=settings).findings
+        f.id for f in ask("Pretrain Llama3 8B on 1 GPU", settings=settings).findings
     }
 
 
@@ -488,12 +490,10 @@ def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_can_use(s
         "I set PP=8 for Llama3 70B pretraining and throughput is poor. What should I change?",
         settings=settings,
     )
-    ids = {f["id"] for f in answer.findings}
+    ids = {f.id for f in answer.findings}
     assert "so this checks 64" in answer.answer_markdown and "dense-mesh" not in ids
     stated = ask("Llama3 70B pretraining on 32 H100 with PP=8, is that ok?", settings=settings)
-    assert (
-        "dense-mesh" in {f["id"] for f in stated.findings} and "so this checks" not in stated.answer_markdown
-    )
+    assert "dense-mesh" in {f.id for f in stated.findings} and "so this checks" not in stated.answer_markdown
 
 
 def test_quoted_source_file_names_are_not_mistaken_for_recipes():
@@ -578,9 +578,9 @@ def test_a_plan_that_does_not_fit_gets_a_layout_that_fits_the_same_gpus(settings
     """The 0.6.0 Llama 3.1 405B recipe (seq 128K, no recompute) does not fit H100s by the estimate; on 1024
     of them some layout does, and the answer gives it with its overrides."""
     answer = ask("Pretrain Llama 3.1 405B on 1024 H100", settings=settings)
-    assert answer.fit["status"] == "does-not-fit"
-    best = answer.estimate["nearest_fit"]["best_here"]
-    assert best["memory"]["fits"] and best["plan"]["num_gpus"] == 1024
+    assert answer.fit.status == "does-not-fit"
+    best = answer.estimate.nearest_fit.best_here
+    assert best.memory.fits and best.plan.num_gpus == 1024
     assert "A layout that fits your 1024 × H100" in answer.answer_markdown
 
 
@@ -594,10 +594,10 @@ def test_a_plan_that_does_not_fit_gets_a_layout_that_fits_the_same_gpus(settings
 def test_stated_values_are_checked_without_a_model(settings, question):
     # No model is named, so only the rules that need none run, and only on the key the user set.
     answer = ask(question, version="0.6.0", settings=settings)
-    assert [f["id"] for f in answer.findings] == ["packed-mbs"]
-    assert answer.findings[0]["fix"] == "train.micro_batch_size=1"
+    assert [f.id for f in answer.findings] == ["packed-mbs"]
+    assert answer.findings[0].fix == "train.micro_batch_size=1"
     # The global batch and pack length are unknown: only the certain first sentence of the upstream error.
-    assert answer.findings[0]["upstream_error"].endswith("your micro batch size is 4.")
+    assert answer.findings[0].upstream_error.endswith("your micro batch size is 4.")
     assert "packed-mbs" in answer.answer_markdown
 
 
@@ -613,7 +613,7 @@ def test_a_recipe_without_an_architecture_launches_as_written(settings, version,
     command = answer.commands.torchrun
     assert command and "--dataset" not in command  # LLM presets are not for a diffusion recipe
     assert ("--step_func wan_step" in command) == bool(step)
-    assert [f["id"] for f in answer.findings] == ["arch-unknown-validated"]
+    assert [f.id for f in answer.findings] == ["arch-unknown-validated"]
     assert "own data config" in answer.answer_markdown
 
 
@@ -622,14 +622,11 @@ def test_a_precision_asked_for_by_name_is_set_and_estimated(settings):
     fp8 = ask("Pretrain Llama3 70B on 64 H100 in FP8", version="0.6.0", settings=settings)
     assert "'mixed_precision=bf16_with_fp8_current_scaling_mixed'" in fp8.commands.multinode
     assert "mixed_precision" not in bf16.commands.multinode
-    assert (
-        fp8.estimate["throughput"]["tokens_per_sec_per_gpu"]
-        > bf16.estimate["throughput"]["tokens_per_sec_per_gpu"]
-    )
+    assert fp8.estimate.throughput.tokens_per_sec_per_gpu > bf16.estimate.throughput.tokens_per_sec_per_gpu
     # The GPUs decide: no FP8 tensor cores on A100, so the plan keeps BF16 and says why.
     a100 = ask("Pretrain Llama3 8B on 8 A100 in FP8", version="0.6.0", settings=settings)
     assert "mixed_precision" not in (a100.commands.torchrun or "")
-    assert [f["severity"] for f in a100.findings if f["id"] == "precision-gpu"] == ["warning"]
+    assert [f.severity for f in a100.findings if f.id == "precision-gpu"] == ["warning"]
 
 
 def test_a_family_without_a_size_is_asked_about_and_an_unknown_size_is_said(settings):
@@ -646,7 +643,7 @@ def test_a_preset_the_release_does_not_have_is_caught(settings):
         "Is llama3_8b_pretrain_config with mixed_precision=bf16_with_fp8_mixed valid on 8 H100?",
         version="0.6.0", settings=settings,
     )  # fmt: skip
-    assert [f["id"] for f in answer.findings] == ["precision-unknown"]
+    assert [f.id for f in answer.findings] == ["precision-unknown"]
     assert "Unknown mixed-precision recipe 'bf16_with_fp8_mixed'" in answer.answer_markdown
 
 
@@ -688,15 +685,15 @@ def test_a_recipe_that_spells_out_a_released_model_is_resized_with_its_architect
     vocabulary to the tokenizer; it is the released Nemotron 3 Nano, so 16 H100s get a checked plan (it
     used to be refused as an unknown architecture) with a memory and speed estimate of the Mamba hybrid."""
     answer = ask("Pretrain Nemotron 3 Nano on 16 H100s", settings=settings)
-    assert answer.plan is not None and answer.plan["num_gpus"] == 16 and answer.plan["ep"] == 8
-    assert "arch-unknown" not in {f["id"] for f in answer.findings}
-    assert answer.fit["status"] == "fits"  # the recipe's selective recompute of the MoE blocks counted
-    assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
+    assert answer.plan is not None and answer.plan.num_gpus == 16 and answer.plan.ep == 8
+    assert "arch-unknown" not in {f.id for f in answer.findings}
+    assert answer.fit.status == "fits"  # the recipe's selective recompute of the MoE blocks counted
+    assert answer.estimate.throughput.tokens_per_sec_per_gpu > 0
     # On 8 GPUs the expert-parallel group spans the world: nothing shards the experts' optimizer state.
     eight = ask("Can I pretrain Nemotron 3 Nano on 8 H100s?", settings=settings)
-    assert eight.fit["status"] == "does-not-fit"
-    oom = next(f for f in eight.findings if f["id"] == "fit-oom")
-    assert oom["fix"] == "model.recompute_granularity=full"  # its micro-batch is already 1
+    assert eight.fit.status == "does-not-fit"
+    oom = next(f for f in eight.findings if f.id == "fit-oom")
+    assert oom.fix == "model.recompute_granularity=full"  # its micro-batch is already 1
 
 
 def test_nemotron_3_super_is_planned_and_estimated(settings):
@@ -706,7 +703,7 @@ def test_nemotron_3_super_is_planned_and_estimated(settings):
     for question in ("Pretrain Nemotron 3 Super on 16 H100s", "Pretrain Nemotron 3 Super on 64 H100s"):
         answer = ask(question, settings=settings)
         assert answer.recipe.name == "nemotron_3_super_pretrain_16gpu_h100_bf16_config"
-        assert answer.plan is not None and answer.fit["status"] in ("fits", "does-not-fit")
-        assert answer.estimate["throughput"]["tokens_per_sec_per_gpu"] > 0
-        assert not {f["id"] for f in answer.findings} & {"does-not-fit", "no-valid-layout"}
-    assert answer.fit["status"] == "fits"  # 64 GPUs: the experts' optimizer state is sharded over four
+        assert answer.plan is not None and answer.fit.status in ("fits", "does-not-fit")
+        assert answer.estimate.throughput.tokens_per_sec_per_gpu > 0
+        assert not {f.id for f in answer.findings} & {"does-not-fit", "no-valid-layout"}
+    assert answer.fit.status == "fits"  # 64 GPUs: the experts' optimizer state is sharded over four

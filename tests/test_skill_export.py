@@ -7,14 +7,13 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from evals.metrics import VersionFacts, build_launcher_parser, check_command, launcher_argv
-from tests.conftest import REPO
+from tests.conftest import BRIDGE_GIT, REPO
 from ui.skill_export import (
     EVALS_FILE,
     INDEX_FILE,
@@ -25,6 +24,8 @@ from ui.skill_export import (
     render_skill,
     write_skill,
 )
+
+pytestmark = pytest.mark.integration  # skills rendered from whole catalogs, and the CLI
 
 # Private names (_nemotron_3_ultra_...) are records too; a placeholder's tail (<model>_sft_config) is not.
 RECIPE = re.compile(r"(?<![A-Za-z0-9_>*}])_?[a-z0-9][a-z0-9_]*_config\b")
@@ -210,14 +211,11 @@ def test_cli_exports_and_refuses_bad_input(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
-
-
-@pytest.mark.skipif(not GIT.is_dir(), reason=f"upstream git mirror {GIT} not available")
+@pytest.mark.mirror
 def test_from_a_checkout_matches_the_bundled_catalog(tmp_path):
     from ingest.catalog_build import materialise
 
-    commit = materialise(GIT, "v0.6.0", tmp_path / "tree")
+    commit = materialise(BRIDGE_GIT, "v0.6.0", tmp_path / "tree")
     catalog = catalog_from_source(tmp_path / "tree", "0.6.0")
     files = render_skill(catalog, "en")
     bundled = render_skill(load_catalog("0.6.0"), "en")

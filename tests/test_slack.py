@@ -18,9 +18,10 @@ from slack_sdk import WebClient
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
+from assistant.answer import Answer
 from assistant.compose import t
 from assistant.errors import UserError
-from assistant.records import Answer, Slots
+from assistant.records import Slots
 from assistant.service import ask
 from assistant.settings import Settings
 from ui import slack_app, slack_http

@@ -52,7 +52,7 @@ def test_glm45_at_060_is_broken_and_the_fix_revalidates(settings):
     assert "model.pipeline_model_parallel_size=4" in text and "no errors remain" in text
     assert "num_layers_in_first_pipeline_stage=10" in text  # the option that keeps PP 8
     assert "VP 23" not in text  # not a re-plan of another layout
-    assert any(f["id"] == "pp-layers" for f in answer.findings)
+    assert any(f.id == "pp-layers" for f in answer.findings)
     assert _revalidates("glm45_355b_pretrain_config", "0.6.0", 128, {"model.pipeline_model_parallel_size": 4})
     assert not _revalidates("glm45_355b_pretrain_config", "0.6.0", 128, {})
 

@@ -663,6 +663,7 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 
 
+@pytest.mark.integration  # generated text through the whole parser
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(max_size=300), st.lists(_PIECES, max_size=40).map("".join)))
 def test_any_text_gives_valid_slots(text: str) -> None:

@@ -15,8 +15,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 
 from assistant import catalog as catalogs  # noqa: E402
+from assistant.answer import Answer  # noqa: E402
 from assistant.errors import UserError  # noqa: E402
-from assistant.records import Answer  # noqa: E402
 from assistant.service import EXAMPLES, ask, hear, version_context  # noqa: E402
 from assistant.session import Conversation  # noqa: E402
 from assistant.settings import Settings, get_settings  # noqa: E402
@@ -71,7 +71,7 @@ def recipe_card(answer: Answer) -> str:
             "|---|---|---|---|---|---|---|---|---|---|\n"
             + "| "
             + " | ".join(
-                _cell(plan.get(k))
+                _cell(getattr(plan, k))
                 for k in ("tp", "pp", "vp", "cp", "ep", "dp", "mbs", "ga", "gbs", "num_gpus")
             )
             + " |"
@@ -79,7 +79,7 @@ def recipe_card(answer: Answer) -> str:
     if answer.dataset:
         lines.append(f"dataset preset: `{answer.dataset}`")
     if answer.fit:
-        lines.append(f"fit: **{answer.fit.get('status')}**")
+        lines.append(f"fit: **{answer.fit.status}**")
     return "\n\n".join(lines)
 
 
@@ -102,8 +102,10 @@ def main_command(answer: Answer) -> str:
 
 
 def findings_panel(answer: Answer) -> str:
-    key = "message_zh" if answer.language == "zh" else "message"
-    rows = [f"- **{f['severity']}** `{f['id']}`: {f.get(key) or f['message']}" for f in answer.findings]
+    rows = [
+        f"- **{f.severity}** `{f.id}`: {(f.message_zh if answer.language == 'zh' else '') or f.message}"
+        for f in answer.findings
+    ]
     return "\n".join(rows) or "_No findings._"
 
 

@@ -19,8 +19,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from assistant.answer import Answer
 from assistant.errors import UserError
-from assistant.records import Answer, RecipeRecord
+from assistant.records import RecipeRecord
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
+from assistant.answer import Answer
 from assistant.compose import CLASS_ZH, t
 from assistant.errors import UserError
-from assistant.records import Answer
 from assistant.service import ask
 from assistant.session import Conversation
 from assistant.settings import Settings, get_settings
@@ -244,26 +244,28 @@ def _recipe_text(answer: Answer) -> str:
 
 def _plan_text(answer: Answer) -> str:
     lang = answer.language
-    gpus = (answer.plan or {}).get("num_gpus") or answer.slots.num_gpus or "?"
+    gpus = (answer.plan.num_gpus if answer.plan else None) or answer.slots.num_gpus or "?"
     gpu = (answer.slots.gpu_type or "GPU").upper()
     if answer.plan is None:
         lines = [t("no_plan", lang, n=gpus, gpu=gpu)]
     else:
         shown = " · ".join(
-            f"{key.upper()} {answer.plan[key]}" for key in PLAN_KEYS if answer.plan.get(key) is not None
+            f"{key.upper()} {getattr(answer.plan, key)}"
+            for key in PLAN_KEYS
+            if getattr(answer.plan, key) is not None
         )
         lines = [f"*{t('plan', lang, n=gpus, gpu=gpu)}:* {shown}"]
     if answer.overrides:
         lines.append(f"*{t('overrides', lang)}*")
         for item in answer.overrides:
-            reason = (item.get("reason_zh") or item["reason"]) if lang == "zh" else item["reason"]
-            klass = CLASS_ZH.get(item["class"], item["class"]) if lang == "zh" else item["class"]
-            lines.append(f"• `{item['key']}={item['value']}` ({klass}) — {escape(reason)}")
+            reason = (item.reason_zh or item.reason) if lang == "zh" else item.reason
+            klass = CLASS_ZH.get(item.change_class, item.change_class) if lang == "zh" else item.change_class
+            lines.append(f"• `{item.key}={item.value}` ({klass}) — {escape(reason)}")
     if answer.fit:
-        note = answer.fit.get("note")
-        status = answer.fit.get("status")
+        note = answer.fit.note
+        status = answer.fit.status
         line = f"*{t('fit', lang)}* {_say(FIT_WORDS[status], lang) if status in FIT_WORDS else status}"
-        peak, usable = answer.fit.get("peak_bytes"), answer.fit.get("usable_bytes")
+        peak, usable = answer.fit.peak_bytes, answer.fit.usable_bytes
         if peak and usable:
             line += f" — {peak / 1e9:.1f} GB / {usable / 1e9:.1f} GB"
         lines.append(line + (f" ({escape(note)})" if note else ""))
@@ -282,13 +284,13 @@ def _findings_text(answer: Answer) -> str:
     lang = answer.language
     lines = [f"*{t('findings', lang)}*"]
     for item in answer.findings:
-        message = (item.get("message_zh") or item["message"]) if lang == "zh" else item["message"]
-        line = f"{SEVERITY_ICON.get(item['severity'], '•')} `{item['id']}`: {escape(message)}"
-        if item.get("fix"):
-            line += f" — {t('fix', lang)}: `{escape(item['fix'])}`"
+        message = (item.message_zh or item.message) if lang == "zh" else item.message
+        line = f"{SEVERITY_ICON.get(item.severity, '•')} `{item.id}`: {escape(message)}"
+        if item.fix:
+            line += f" — {t('fix', lang)}: `{escape(item.fix)}`"
         lines.append(line)
-        if item.get("upstream_error"):
-            lines.append(f"    {t('upstream', lang)}: `{escape(item['upstream_error'])}`")
+        if item.upstream_error:
+            lines.append(f"    {t('upstream', lang)}: `{escape(item.upstream_error)}`")
     return "\n".join(lines)
 
 

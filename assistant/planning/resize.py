@@ -20,6 +20,7 @@ from assistant.errors import UserError
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
+from assistant.messages import Localized, msg
 from assistant.planning.fit import estimate_fit
 from assistant.planning.search import NearestFit, nearest_fit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
@@ -381,11 +382,11 @@ def resize(
                 finding(
                     "single-gpu-needs-peft",
                     "error",
-                    f"One GPU can only run PEFT (LoRA/DoRA); {record.name} is a {mode or 'full-training'} "
-                    "recipe. "
-                    "Pick this model's *_peft_config recipe or add GPUs.",
-                    f"单个 GPU 只能运行 PEFT（LoRA/DoRA）；{record.name} 是 {mode or '全参训练'} 配方。"
-                    "请选择该模型的 *_peft_config 配方，或增加 GPU。",
+                    msg(
+                        "single-gpu-needs-peft",
+                        name=record.name,
+                        mode=mode or msg("single-gpu-needs-peft.full"),
+                    ),
                 )
             ],
             config=base,
@@ -400,12 +401,12 @@ def resize(
                 finding(
                     "arch-unknown",
                     "error",
-                    f"The architecture of {record.hf_model_id or record.name} is not known, so heads, layer"
-                    f"s and experts cannot be checked; no plan is generated for {cluster.num_gpus} GPUs. The "
-                    f"recipe runs unchanged on {record.encoded_gpus or record.min_gpus} GPUs.",
-                    f"未知 {record.hf_model_id or record.name} 的模型结构，无法检查注意力头、层数和专家数，"
-                    f"因此不为 {cluster.num_gpus} 张 GPU 生成方案；该配方可原样运行在 "
-                    f"{record.encoded_gpus or record.min_gpus} 张 GPU 上。",
+                    msg(
+                        "arch-unknown",
+                        value1=record.hf_model_id or record.name,
+                        num_gpus=cluster.num_gpus,
+                        value2=record.encoded_gpus or record.min_gpus,
+                    ),
                 )
             ],
             config=base,
@@ -474,11 +475,7 @@ def _as_validated(
     warning = finding(
         "arch-unknown-validated",
         "warning",
-        f"The architecture of {name} is not known, so heads, layers and memory cannot be checked; the "
-        f"recipe's own layout is used as is, on the {cluster.num_gpus} GPUs it is written for. Any change to "
-        "its layout or GPU count is unchecked.",
-        f"未知 {name} 的模型结构，无法检查注意力头、层数和显存；这里原样使用配方自带的布局，"
-        f"即它所针对的 {cluster.num_gpus} 张 GPU。改动布局或 GPU 数都不会被检查。",
+        msg("arch-unknown-validated", name=name, num_gpus=cluster.num_gpus),
     )
     return ResizeResult(plan=plan, overrides=overrides, findings=[warning, *findings], config=config)
 
@@ -535,10 +532,7 @@ def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_f
         return finding(
             "no-valid-layout",
             "error",
-            f"Every layout that fits {cluster.num_gpus} × {cluster.gpu_label} fails a Megatron check "
-            "(heads, layers, experts or batch divisibility).",
-            f"所有能放进 {cluster.num_gpus} × {cluster.gpu_label} 的布局都违反某项 Megatron 检查（注意力头、"
-            "层、专家或批次整除）。",
+            msg("no-valid-layout", num_gpus=cluster.num_gpus, gpu_label=cluster.gpu_label),
         )
     fewer = bool(need) and need < cluster.num_gpus  # a valid layout fits on part of these GPUs
     more = f" About {need} GPUs would be enough." if need and not fewer else ""
@@ -677,13 +671,7 @@ def _finish(
     if fit.status == "unknown" and not heuristic_applies(arch):
         findings.append(
             finding(
-                "fit-unknown",
-                "info",
-                f"Memory fit not judged ({fit.note}). The recipe's own layout on the GPUs it is written for "
-                "ran upstream; anything else is unchecked: if it runs out of memory, lower "
-                "train.micro_batch_size first.",
-                f"尚未判断显存是否足够（{fit.note_zh or fit.note}）。配方自带的布局在其标注的 GPU 上已由上游"
-                "运行过；其他情况未经检查：如果 OOM，先减小 train.micro_batch_size。",
+                "fit-unknown", "info", msg("fit-unknown", note=Localized(fit.note, fit.note_zh or fit.note))
             )
         )
     elif fit.status == "unknown":
@@ -705,15 +693,12 @@ def _finish(
             finding(
                 "fit-unknown",
                 "info",
-                f"Memory fit not judged ({fit.note}). A coarse parameter-memory heuristic puts the busiest "
-                "GPU at "
-                f"about {peak / 1e9:.0f} GB of {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB; if it runs "
-                "out of "
-                "memory, lower train.micro_batch_size first.",
-                f"尚未判断显存是否足够（{fit.note_zh or fit.note}）。"
-                f"粗略的参数显存估算显示最忙的 GPU 约需 {peak / 1e9:.0f} GB"
-                f"（共 {usable_bytes(cluster.gpu_type) / 1e9:.0f} GB）；如果 OOM，先减小 train.micro_batch"
-                "_size。",
+                msg(
+                    "fit-unknown.2",
+                    note=Localized(fit.note, fit.note_zh or fit.note),
+                    peak_gb=peak / 1e9,
+                    usable_gb=usable_bytes(cluster.gpu_type) / 1e9,
+                ),
             )
         )
     if fit.status == "does-not-fit":

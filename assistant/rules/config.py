@@ -1,13 +1,14 @@
 """The effective config: a recipe's statically known values with the user's KEY=VALUE overrides on top.
 
-Override values are parsed the way Hydra/OmegaConf read command-line literals (int, float, bool,
-null, [lists], quoted strings). The v0.6.0 run_recipe.py short names (tp, pp, cp, vp, ep, etp, mbs,
+Overrides are parsed by Hydra's own override parser (`hydra-core`), as Megatron-Bridge parses them.
+The v0.6.0 run_recipe.py short names (tp, pp, cp, vp, ep, etp, mbs,
 gbs, seq_length/sl) are accepted and expanded to the dotted keys they set.
 """
 
 from __future__ import annotations
 
-import re
+import copy
+from functools import lru_cache
 from typing import Any
 
 from pydantic import Field
@@ -39,71 +40,79 @@ SHORTCUTS: dict[str, tuple[str, ...]] = {
     "global_batch_size": ("train.global_batch_size",),
 }
 
-_KEY = re.compile(r"^[+~]?[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_0-9][A-Za-z0-9_]*)*$")
-_INT = re.compile(r"^[+-]?\d+$")
-_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+_GRAMMAR_DOCS = "https://hydra.cc/docs/advanced/override_grammar/basic/"
+_LEXER_ERROR = "LexerNoViableAltException: "
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    # Lazy: importing hydra (omegaconf, antlr4) costs about 0.3 s, paid only by a command given overrides.
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create()
+
+
+def _grammar_error(item: str, error: Exception) -> UserError:
+    """Hydra's parse error in one line, without its ANTLR caret drawing or traceback."""
+    lines = [line for line in str(error).splitlines() if line.strip() and not line.startswith("See http")]
+    if lines and lines[0].startswith(_LEXER_ERROR) and len(lines) > 1:
+        position = max(0, lines[1].index("^") - len(_LEXER_ERROR))
+        reason = f"unexpected character {item[position : position + 1]!r} at position {position + 1}"
+    else:
+        reason = lines[-1] if lines else "cannot be parsed"
+    return UserError(
+        f"malformed override {item!r}: {reason}. Write KEY=VALUE as Hydra reads it, e.g. "
+        f"model.tensor_model_parallel_size=2 or train.global_batch_size=64 (grammar: {_GRAMMAR_DOCS})"
+    )
+
+
+@lru_cache(maxsize=4096)
+def _parse_one(item: str) -> tuple[str, bool, Any]:
+    """(key, is a deletion, value) of one override; cached, since answers re-parse the same fix strings."""
+    from hydra.errors import HydraException
+
+    try:
+        override = _parser().parse_overrides([item])[0]
+    except HydraException as error:
+        raise _grammar_error(item, error) from None
+    key = override.key_or_group
+    if not key:
+        raise UserError(f"malformed override {item!r}: the key is missing; write KEY=VALUE, e.g. tp=2")
+    if override.package is not None or "/" in key:
+        raise UserError(
+            f"override {item!r} selects a Hydra config group; Megatron-Bridge recipes take dotted "
+            "config keys only, e.g. model.tensor_model_parallel_size=2"
+        )
+    if override.is_sweep_override():
+        raise UserError(
+            f"override {item!r} is a sweep (one run per value); give one value, "
+            f"or a list in brackets: {key}=[1,2]"
+        )
+    return key, override.is_delete(), override.value()
 
 
 def parse_value(text: str) -> Any:
-    """Read one override value like a Hydra command-line literal."""
-    raw = text.strip()
-    lowered = raw.lower()
-    if lowered in {"true", "false"}:
-        return lowered == "true"
-    if lowered in {"null", "none", "~"}:
-        return None
-    if _INT.match(raw):
-        return int(raw)
-    if _FLOAT.match(raw):
-        return float(raw)
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[1:-1]
-    if raw.startswith("[") and raw.endswith("]"):
-        inner = raw[1:-1].strip()
-        return [parse_value(item) for item in _split_list(inner)] if inner else []
-    if raw.startswith("[") or raw.endswith("]"):
-        raise UserError(f"unbalanced brackets in override value {text!r}")
-    return raw
-
-
-def _split_list(inner: str) -> list[str]:
-    items: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for char in inner:
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        if char == "," and depth == 0:
-            items.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    items.append("".join(current))
-    return items
+    """Read one override value exactly as Hydra reads a command-line value (null, true, 1e-4, [lists],
+    {dicts}, 'quoted'; `none` stays the string "none", as upstream)."""
+    return copy.deepcopy(_parse_one(f"value={text}")[2])
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """['tp=2', 'train.global_batch_size=64'] -> dotted keys and values; malformed input -> UserError."""
+    """['tp=2', 'train.global_batch_size=64'] -> dotted keys and values; malformed input -> UserError.
+
+    Parsed by Hydra's own OverridesParser, as Megatron-Bridge parses its CLI overrides
+    (training/utils/omegaconf_utils.py). `+key=` and `++key=` set the key like `key=`; `~key` drops it, so
+    the recipe's value stands (Bridge deletes the key from the override dict it applies); `${...}` values stay
+    text, since only the full run config can resolve them.
+    """
     parsed: dict[str, Any] = {}
     for item in items:
-        if "=" not in item:
-            raise UserError(
-                f"malformed override {item!r}: expected KEY=VALUE, e.g. model.tensor_model_parallel_size=2"
-            )
-        key, _, value = item.partition("=")
-        key = key.strip()
-        if not _KEY.match(key):
-            raise UserError(
-                f"malformed override key {key!r} in {item!r}: "
-                "use a dotted name such as train.micro_batch_size"
-            )
-        if value.strip() == "":
-            raise UserError(f"override {item!r} has no value; write KEY=VALUE (use null for None)")
-        key = key.lstrip("+~")
+        key, delete, value = _parse_one(item)
         for target in SHORTCUTS.get(key, (key,)):
-            parsed[target] = parse_value(value)
+            if delete:
+                parsed.pop(target, None)
+            else:
+                parsed[target] = copy.deepcopy(value)  # the cached value is shared: callers get their own
     return parsed
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import isqrt
 from typing import Any, Literal
 
+from assistant.messages import Message
 from assistant.records import Finding, ModelArch
 from assistant.rules.versions import traits
 
@@ -14,16 +15,20 @@ Severity = Literal["error", "warning", "info"]
 def finding(
     rule_id: str,
     severity: Severity,
-    message: str,
-    message_zh: str,
+    message: Message | str,
+    message_zh: str | None = None,
     upstream_error: str | None = None,
     fix: str | None = None,
 ) -> Finding:
+    """A finding; its message is a catalog Message (put in words in both languages, as the JSON carries
+    both), or for sentences not yet in the catalog, the English and Chinese text."""
+    if isinstance(message, Message):
+        message, message_zh = message.render("en"), message.render("zh")
     return Finding(
         id=rule_id,
         severity=severity,
         message=message,
-        message_zh=message_zh,
+        message_zh=message_zh or "",
         upstream_error=upstream_error,
         fix=fix,
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from math import prod
 
 from assistant.estimate.hardware import GpuSpec
+from assistant.messages import msg
 from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, gpu_label
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig
@@ -112,10 +113,9 @@ def rule_tp_heads(ctx: _Context) -> list[Finding]:
         finding(
             "tp-heads",
             "error",
-            f"TP={tp} does not divide the {heads} attention heads; Megatron-Core refuses to build the model.",
-            f"TP={tp} 不能整除 {heads} 个注意力头，Megatron-Core 会拒绝构建模型。",
-            upstream.heads_tp(heads, tp),
-            kv(model__tensor_model_parallel_size=ctx.tp_fix()),
+            msg("tp-heads", tp=tp, heads=heads),
+            upstream_error=upstream.heads_tp(heads, tp),
+            fix=kv(model__tensor_model_parallel_size=ctx.tp_fix()),
         )
     ]
 
@@ -129,28 +129,15 @@ def rule_tp_query_groups(ctx: _Context) -> list[Finding]:
     if groups % tp == 0:
         return []
     if loose and tp % groups == 0:
-        return [
-            finding(
-                "tp-query-groups",
-                "info",
-                f"TP={tp} is larger than the {groups} KV heads: this Megatron-Core replicates KV heads "
-                "across TP ranks, which is allowed but stores the KV projections more than once.",
-                f"TP={tp} 大于 {groups} 个 KV 头：当前 Megatron-Core 会在 TP rank 之间复制 KV 头，"
-                "可以运行，但 KV 投影会被重复存储。",
-            )
-        ]
-    rule = "a multiple or a divisor of" if loose else "a multiple of"
-    rule_zh = "TP 的倍数或约数" if loose else "TP 的倍数"
+        return [finding("tp-query-groups", "info", msg("tp-query-groups.2", tp=tp, groups=groups))]
+    rule = msg("tp-query-groups.loose" if loose else "tp-query-groups.strict")
     return [
         finding(
             "tp-query-groups",
             "error",
-            f"The {groups} KV heads (num_query_groups) must be {rule} TP={tp} "
-            f"in Megatron-Bridge {ctx.version}.",
-            f"在 Megatron-Bridge {ctx.version} 中，{groups} 个 KV 头（num_query_groups）必须是 {rule_zh}"
-            f"（当前 TP={tp}）。",
-            upstream.query_groups_tp(groups, tp, loose),
-            kv(model__tensor_model_parallel_size=ctx.tp_fix()),
+            msg("tp-query-groups", groups=groups, rule=rule, tp=tp, version=ctx.version),
+            upstream_error=upstream.query_groups_tp(groups, tp, loose),
+            fix=kv(model__tensor_model_parallel_size=ctx.tp_fix()),
         )
     ]
 
@@ -165,11 +152,9 @@ def rule_tp_mamba(ctx: _Context) -> list[Finding]:
         finding(
             "tp-mamba",
             "error",
-            f"TP={tp} does not divide the Mamba mixers' {heads} heads and {groups} B/C groups; Megatron-Core "
-            "refuses to build the model.",
-            f"TP={tp} 不能整除 Mamba 层的 {heads} 个头和 {groups} 个 B/C 组，Megatron-Core 会拒绝构建模型。",
-            text,
-            kv(model__tensor_model_parallel_size=ctx.tp_fix()),
+            msg("tp-mamba", tp=tp, heads=heads, groups=groups),
+            upstream_error=text,
+            fix=kv(model__tensor_model_parallel_size=ctx.tp_fix()),
         )
     ]
 
@@ -183,14 +168,9 @@ def rule_tp_nvlink(ctx: _Context) -> list[Finding]:
         finding(
             "tp-cross-node",
             "warning",
-            f"TP={tp} spans more than the {domain} GPUs of one NVLink domain on {ctx.cluster.gpu_type}: "
-            "tensor-parallel all-reduces would cross the network on every layer. Keep TP within a node "
-            "(NVL72 systems such as GB200/GB300 allow up to 72).",
-            f"TP={tp} 超出了 {ctx.cluster.gpu_type} 上一个 NVLink 域的 {domain} 个 GPU，"
-            "每一层的张量并行 all-reduce 都要跨网络。请把 TP 限制在单个节点内（GB200/GB300 等 NVL72 系统最"
-            "多 72）。",
-            None,
-            kv(model__tensor_model_parallel_size=ctx.tp_fix() if ctx.arch else domain),
+            msg("tp-cross-node", tp=tp, domain=domain, gpu_type=ctx.cluster.gpu_type),
+            upstream_error=None,
+            fix=kv(model__tensor_model_parallel_size=ctx.tp_fix() if ctx.arch else domain),
         )
     ]
 
@@ -219,14 +199,9 @@ def rule_sequence_parallel(ctx: _Context) -> list[Finding]:
             finding(
                 "sp-ignored",
                 "info",
-                "sequence_parallel=True with TP=1: Megatron-Bridge silently turns SP off "
-                "(Megatron-Core alone "
-                f'would raise "{upstream.SP_WITHOUT_TP}"). Nothing breaks, but SP is not in effect.',
-                "TP=1 时设置了 sequence_parallel=True：Megatron-Bridge 会静默关闭 SP"
-                f'（直接使用 Megatron-Core 会报错 "{upstream.SP_WITHOUT_TP}"）。'
-                "不会出错，但 SP 实际未生效。",
-                None,
-                kv(model__sequence_parallel=False),
+                msg("sp-ignored", SP_WITHOUT_TP=upstream.SP_WITHOUT_TP),
+                upstream_error=None,
+                fix=kv(model__sequence_parallel=False),
             )
         ]
     return []
@@ -252,10 +227,9 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
             finding(
                 "vp-needs-pp",
                 "error",
-                f"Virtual pipeline (VP={vp}) needs pipeline parallelism > 1; PP is {pp}.",
-                f"虚拟流水线（VP={vp}）要求流水线并行度大于 1，当前 PP={pp}。",
-                upstream.VP_WITHOUT_PP,
-                kv(model__virtual_pipeline_model_parallel_size=None),
+                msg("vp-needs-pp", vp=vp, pp=pp),
+                upstream_error=upstream.VP_WITHOUT_PP,
+                fix=kv(model__virtual_pipeline_model_parallel_size=None),
             )
         )
     if arch is None or ctx.flexible_layout:
@@ -269,10 +243,9 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
             finding(
                 "pp-layers",
                 hard,
-                f"PP={pp} does not divide the {layers} transformer layers evenly.",
-                f"PP={pp} 不能整除 {layers} 个 Transformer 层。",
-                upstream.layers_pp(layers, pp, ctx.traits.layers_pp_message_has_numbers),
-                kv(model__pipeline_model_parallel_size=fix_pp),
+                msg("pp-layers", pp=pp, layers=layers),
+                upstream_error=upstream.layers_pp(layers, pp, ctx.traits.layers_pp_message_has_numbers),
+                fix=kv(model__pipeline_model_parallel_size=fix_pp),
             )
         )
     if pp > 1 and vp and (layers // pp) % vp:
@@ -281,10 +254,9 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
             finding(
                 "vp-layers",
                 hard,
-                f"VP={vp} does not divide the {per_stage} layers on each of the {pp} pipeline stages.",
-                f"VP={vp} 不能整除每个流水线阶段（共 {pp} 个）上的 {per_stage} 层。",
-                upstream.VP_CHUNKS,
-                kv(model__virtual_pipeline_model_parallel_size=_vp_choice(per_stage)),
+                msg("vp-layers", vp=vp, per_stage=per_stage, pp=pp),
+                upstream_error=upstream.VP_CHUNKS,
+                fix=kv(model__virtual_pipeline_model_parallel_size=_vp_choice(per_stage)),
             )
         )
     if pp > 1 and vp is None and layers % pp == 0:
@@ -294,13 +266,9 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
                 finding(
                     "pp-without-vp",
                     "warning",
-                    f"PP={pp} without a virtual pipeline leaves large pipeline bubbles; VP={choice} splits "
-                    "each "
-                    "stage into interleaved chunks.",
-                    f"PP={pp} 但未设置虚拟流水线，流水线气泡较大；"
-                    f"设置 VP={choice} 可把每个阶段切成交错的块。",
-                    None,
-                    kv(model__virtual_pipeline_model_parallel_size=choice),
+                    msg("pp-without-vp", pp=pp, choice=choice),
+                    upstream_error=None,
+                    fix=kv(model__virtual_pipeline_model_parallel_size=choice),
                 )
             )
     return found
@@ -345,10 +313,9 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
             finding(
                 "cp-seq",
                 "error",
-                f"Sequence length {seq} is not divisible by 2·CP = {2 * cp}; each CP rank takes two chunks.",
-                f"序列长度 {seq} 不能被 2·CP = {2 * cp} 整除（每个 CP rank 处理两个分块）。",
-                upstream.CP_SEQ,
-                kv(dataset__seq_length=padded, model__seq_length=padded)
+                msg("cp-seq", seq=seq, value1=2 * cp),
+                upstream_error=upstream.CP_SEQ,
+                fix=kv(dataset__seq_length=padded, model__seq_length=padded)
                 if not smaller or max(smaller) == 1
                 else kv(model__context_parallel_size=max(smaller)),
             )
@@ -366,14 +333,9 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
                     finding(
                         "finetune-cp-loss",
                         "info",
-                        f"Fine-tuning with CP={cp}: run_recipe.py in {ctx.version} sets "
-                        "calculate_per_token_loss=True and average_in_collective=False for you "
-                        "(needed so ranks whose tokens are all masked do not produce NaN loss).",
-                        f"CP={cp} 微调：{ctx.version} 的 run_recipe.py 会自动设置 calculate_per_token_loss="
-                        "True 和 "
-                        "average_in_collective=False（避免全部 token 被 mask 的 rank 产生 NaN 损失）。",
-                        None,
-                        fix,
+                        msg("finetune-cp-loss", cp=cp, version=ctx.version),
+                        upstream_error=None,
+                        fix=fix,
                     )
                 )
             else:
@@ -381,13 +343,9 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
                     finding(
                         "finetune-cp-loss",
                         "error",
-                        f"Fine-tuning with CP={cp} needs calculate_per_token_loss=True and "
-                        "ddp.average_in_collective=False, otherwise ranks whose tokens are all masked give"
-                        " NaN loss.",
-                        f"CP={cp} 微调需要 calculate_per_token_loss=True 且 ddp.average_in_collective=False，"
-                        "否则全部 token 被 mask 的 rank 会产生 NaN 损失。",
-                        missing[0][2],
-                        fix,
+                        msg("finetune-cp-loss.2", cp=cp),
+                        upstream_error=missing[0][2],
+                        fix=fix,
                     )
                 )
     if cp > 1 and any("a2a+p2p" in item for item in _cp_values(config)):
@@ -420,12 +378,9 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
                 finding(
                     "cp-a2a-p2p",
                     "error",
-                    f"hierarchical_context_parallel_sizes {list(sizes)} multiply to {prod(sizes)}, not CP="
-                    f"{cp}.",
-                    f"hierarchical_context_parallel_sizes {list(sizes)} 的乘积为 {prod(sizes)}，不等于 CP="
-                    f"{cp}。",
-                    upstream.hierarchical_cp_product(sizes, cp) if checked else None,
-                    kv(model__hierarchical_context_parallel_sizes=suggestion),
+                    msg("cp-a2a-p2p", list_sizes=list(sizes), prod_sizes=prod(sizes), cp=cp),
+                    upstream_error=upstream.hierarchical_cp_product(sizes, cp) if checked else None,
+                    fix=kv(model__hierarchical_context_parallel_sizes=suggestion),
                 )
             )
     if cp == 1 and seq is not None and seq > LONG_CONTEXT:
@@ -438,13 +393,9 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
             finding(
                 "long-context-no-cp",
                 "warning",
-                f"Sequence length {seq} without context parallelism: activation memory grows with the seque"
-                "nce "
-                "and is likely to run out of memory. Add CP (or start from a *_16k/*_64k/*_128k recipe).",
-                f"序列长度 {seq} 但未使用上下文并行（CP），激活显存随序列增长，很可能 OOM。"
-                "请增加 CP（或改用 *_16k/*_64k/*_128k 配方变体）。",
-                None,
-                kv(model__context_parallel_size=choice) if choice else None,
+                msg("long-context-no-cp", seq=seq),
+                upstream_error=None,
+                fix=kv(model__context_parallel_size=choice) if choice else None,
             )
         )
     return found
@@ -497,13 +448,16 @@ def rule_meshes(ctx: _Context) -> list[Finding]:
             finding(
                 "dense-mesh",
                 "error",
-                f"{world} GPUs are not divisible by TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = "
-                f"{ctx.model_size}; the data-parallel size would not be a whole number.",
-                f"{world} 个 GPU 不能被 TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = "
-                f"{ctx.model_size} 整除，"
-                "数据并行度不是整数。",
-                upstream.dense_world(world, config.tp, config.pp, config.cp),
-                _dense_mesh_fix(ctx),
+                msg(
+                    "dense-mesh",
+                    world=world,
+                    tp=config.tp,
+                    pp=config.pp,
+                    cp=config.cp,
+                    model_size=ctx.model_size,
+                ),
+                upstream_error=upstream.dense_world(world, config.tp, config.pp, config.cp),
+                fix=_dense_mesh_fix(ctx),
             )
         )
     experts = ctx.experts
@@ -512,10 +466,9 @@ def rule_meshes(ctx: _Context) -> list[Finding]:
             finding(
                 "ep-dense-model",
                 "error",
-                f"EP={config.ep} on a dense model: expert parallelism needs MoE layers.",
-                f"稠密模型设置了 EP={config.ep}：专家并行只适用于 MoE 层。",
-                upstream.EP_NEEDS_MOE,
-                kv(model__expert_model_parallel_size=1),
+                msg("ep-dense-model", ep=config.ep),
+                upstream_error=upstream.EP_NEEDS_MOE,
+                fix=kv(model__expert_model_parallel_size=1),
             )
         )
     if experts or config.ep > 1:
@@ -525,14 +478,16 @@ def rule_meshes(ctx: _Context) -> list[Finding]:
                 finding(
                     "expert-mesh",
                     "error",
-                    f"{world} GPUs are not divisible by PP·EP·ETP = "
-                    f"{config.pp}·{config.ep}·{ctx.etp} = {expert_size}."
-                    " The expert mesh folds independently of the dense mesh: EDP = world / (PP·EP·ETP).",
-                    f"{world} 个 GPU 不能被 PP·EP·ETP = {config.pp}·{config.ep}·{ctx.etp} = "
-                    f"{expert_size} 整除。"
-                    "专家网格与稠密网格独立折叠：EDP = world / (PP·EP·ETP)。",
-                    upstream.expert_world(world, expert_size),
-                    _expert_mesh_fix(ctx),
+                    msg(
+                        "expert-mesh",
+                        world=world,
+                        pp=config.pp,
+                        ep=config.ep,
+                        etp=ctx.etp,
+                        expert_size=expert_size,
+                    ),
+                    upstream_error=upstream.expert_world(world, expert_size),
+                    fix=_expert_mesh_fix(ctx),
                 )
             )
     if experts and experts % config.ep:
@@ -541,12 +496,9 @@ def rule_meshes(ctx: _Context) -> list[Finding]:
             finding(
                 "experts-ep",
                 "error",
-                f"EP={config.ep} does not divide the {experts} experts; Megatron-Core stops with a bare "
-                "AssertionError (no message) in moe_layer.py.",
-                f"EP={config.ep} 不能整除 {experts} 个专家；Megatron-Core 会在 moe_layer.py 中抛出没有说明"
-                "的 AssertionError。",
-                upstream.EXPERTS_EP_ASSERT,
-                kv(model__expert_model_parallel_size=fix_ep),
+                msg("experts-ep", ep=config.ep, experts=experts),
+                upstream_error=upstream.EXPERTS_EP_ASSERT,
+                fix=kv(model__expert_model_parallel_size=fix_ep),
             )
         )
     return found
@@ -562,11 +514,9 @@ def rule_batches(ctx: _Context) -> list[Finding]:
             finding(
                 "packed-mbs",
                 "error",
-                f"Packed sequences need micro_batch_size=1 (it is {mbs}); put more tokens in each pack ins"
-                "tead.",
-                f"打包序列要求 micro_batch_size=1（当前为 {mbs}）；应改为让每个 pack 包含更多 token。",
-                upstream.packed_mbs(mbs, gbs, size),
-                kv(train__micro_batch_size=1),
+                msg("packed-mbs", mbs=mbs),
+                upstream_error=upstream.packed_mbs(mbs, gbs, size),
+                fix=kv(train__micro_batch_size=1),
             )
         )
     if gbs and mbs and dp and gbs % (mbs * dp):
@@ -576,10 +526,9 @@ def rule_batches(ctx: _Context) -> list[Finding]:
             finding(
                 "batch-divisible",
                 "error",
-                f"Global batch {gbs} is not divisible by micro batch {mbs} × data parallel {dp} = {step}.",
-                f"全局批次 {gbs} 不能被 micro batch {mbs} × 数据并行 {dp} = {step} 整除。",
-                upstream.batch(gbs, mbs, dp),
-                kv(train__global_batch_size=nearest),
+                msg("batch-divisible", gbs=gbs, mbs=mbs, dp=dp, step=step),
+                upstream_error=upstream.batch(gbs, mbs, dp),
+                fix=kv(train__global_batch_size=nearest),
             )
         )
     return found
@@ -616,17 +565,7 @@ def rule_dataset(ctx: _Context) -> list[Finding]:
         return []
     flag = _flag(launcher, "--dataset")
     if flag is None:
-        return [
-            finding(
-                "dataset-flag",
-                "error",
-                f"run_recipe.py in {ctx.version} has no --dataset option; the recipe's own dataset config "
-                "is used. "
-                "Set dataset.* overrides instead.",
-                f"{ctx.version} 的 run_recipe.py 没有 --dataset 选项，使用配方自带的数据集配置；请改用 dat"
-                "aset.* 覆盖项。",
-            )
-        ]
+        return [finding("dataset-flag", "error", msg("dataset-flag", version=ctx.version))]
     presets = {preset.name: preset for preset in launcher.dataset_presets}
     choices = flag.choices or sorted(presets)
     if name not in choices:
@@ -634,10 +573,8 @@ def rule_dataset(ctx: _Context) -> list[Finding]:
             finding(
                 "dataset-unknown",
                 "error",
-                f"Dataset preset {name!r} does not exist in {ctx.version}; "
-                f"choose one of: {', '.join(choices)}.",
-                f"{ctx.version} 中不存在数据集预设 {name!r}；可选：{', '.join(choices)}。",
-                upstream.invalid_choice("--dataset", name, list(choices)),
+                msg("dataset-unknown", name=name, version=ctx.version, choices=", ".join(choices)),
+                upstream_error=upstream.invalid_choice("--dataset", name, list(choices)),
             )
         ]
     preset = presets.get(name)
@@ -652,26 +589,31 @@ def rule_dataset(ctx: _Context) -> list[Finding]:
             finding(
                 "mode-dataset",
                 "error",
-                f"The {name!r} preset is for {'/'.join(preset.modes)} only; {ctx.version} rejects it for "
-                f"mode {mode_name!r}.",
-                f"数据集预设 {name!r} 仅用于 {'/'.join(preset.modes)}；{ctx.version} 在 {mode_name!r} 模式"
-                "下会拒绝它。",
-                upstream.mode_dataset(mode_name, name),
-                fix,
+                msg(
+                    "mode-dataset.2",
+                    name=name,
+                    loop="/".join(preset.modes),
+                    version=ctx.version,
+                    mode_name=mode_name,
+                ),
+                upstream_error=upstream.mode_dataset(mode_name, name),
+                fix=fix,
             )
         ]
     return [
         finding(
             "mode-dataset",
             "warning",
-            f"In {ctx.version} the dataset decides the training loop: "
-            f"{name!r} runs the {'/'.join(preset.modes)} "
-            f"loop, not {wanted}. Fine for a smoke test, wrong for real {config.mode or wanted} training.",
-            f"在 {ctx.version} 中由数据集决定训练流程：{name!r} 会运行 {'/'.join(preset.modes)} 流程，而不是"
-            f" {wanted}。"
-            "冒烟测试可以，正式训练不行。",
-            None,
-            fix,
+            msg(
+                "mode-dataset",
+                version=ctx.version,
+                name=name,
+                loop="/".join(preset.modes),
+                wanted=wanted,
+                mode=config.mode or wanted,
+            ),
+            upstream_error=None,
+            fix=fix,
         )
     ]
 
@@ -694,12 +636,9 @@ def rule_peft_checkpoint(ctx: _Context) -> list[Finding]:
             finding(
                 "peft-checkpoint",
                 "error",
-                "PEFT needs a pretrained checkpoint: a local Megatron checkpoint directory (convert with "
-                "AutoBridge.import_ckpt) or a local Hugging Face model directory.",
-                "PEFT 需要预训练检查点：本地 Megatron 检查点目录（可用 AutoBridge.import_ckpt 转换）或本地"
-                " Hugging Face 模型目录。",
-                upstream.PEFT_NO_CHECKPOINT,
-                "checkpoint.pretrained_checkpoint=/path/to/megatron_or_hf_checkpoint",
+                msg("peft-checkpoint"),
+                upstream_error=upstream.PEFT_NO_CHECKPOINT,
+                fix="checkpoint.pretrained_checkpoint=/path/to/megatron_or_hf_checkpoint",
             )
         ]
     if looks_like_hub_id(str(path)):
@@ -707,12 +646,9 @@ def rule_peft_checkpoint(ctx: _Context) -> list[Finding]:
             finding(
                 "peft-checkpoint",
                 "error",
-                f"{path!r} looks like a Hugging Face hub id, not a checkpoint path. Download or convert it "
-                "first (AutoBridge.import_ckpt) and pass the local directory.",
-                f"{path!r} 看起来是 Hugging Face 模型 ID，而不是检查点路径。请先下载或转换（AutoBridge.imp"
-                "ort_ckpt），再传入本地目录。",
-                upstream.peft_invalid_checkpoint(str(path)),
-                "checkpoint.pretrained_checkpoint=/path/to/local_checkpoint",
+                msg("peft-checkpoint.2", path=path),
+                upstream_error=upstream.peft_invalid_checkpoint(str(path)),
+                fix="checkpoint.pretrained_checkpoint=/path/to/local_checkpoint",
             )
         ]
     return []
@@ -733,22 +669,18 @@ def rule_seq_sync(ctx: _Context) -> list[Finding]:
             finding(
                 "seq-length-sync",
                 "warning",
-                f"model.seq_length={model_seq} alone is undone: run_recipe.py in {ctx.version} copies "
-                f"dataset.seq_length ({dataset_seq}) into the model. Set dataset.seq_length too.",
-                f"只设置 model.seq_length={model_seq} 会被还原：{ctx.version} 的 run_recipe.py 会用 "
-                f"dataset.seq_length（{dataset_seq}）覆盖模型的序列长度。请同时设置 dataset.seq_length。",
-                None,
-                fix,
+                msg("seq-length-sync.2", model_seq=model_seq, version=ctx.version, dataset_seq=dataset_seq),
+                upstream_error=None,
+                fix=fix,
             )
         ]
     return [
         finding(
             "seq-length-sync",
             "error",
-            f"model.seq_length={model_seq} differs from dataset.seq_length={dataset_seq}; set both.",
-            f"model.seq_length={model_seq} 与 dataset.seq_length={dataset_seq} 不一致，请同时设置两者。",
-            upstream.seq_mismatch(model_seq, int(dataset_seq)),
-            fix,
+            msg("seq-length-sync", model_seq=model_seq, dataset_seq=dataset_seq),
+            upstream_error=upstream.seq_mismatch(model_seq, int(dataset_seq)),
+            fix=fix,
         )
     ]
 
@@ -795,12 +727,9 @@ def rule_cuda_graphs(ctx: _Context) -> list[Finding]:
             finding(
                 "cuda-graph-rng",
                 _launcher_owned(ctx, rng_keys),
-                "CUDA graphs need Transformer Engine's RNG tracker; set both model.use_te_rng_tracker and "
-                "rng.te_rng_tracker.",
-                "CUDA graph 需要 Transformer Engine 的 RNG tracker；请同时设置 model.use_te_rng_tracker "
-                "和 rng.te_rng_tracker。",
-                upstream.CUDA_GRAPH_RNG,
-                "model.use_te_rng_tracker=true rng.te_rng_tracker=true",
+                msg("cuda-graph-rng"),
+                upstream_error=upstream.CUDA_GRAPH_RNG,
+                fix="model.use_te_rng_tracker=true rng.te_rng_tracker=true",
             )
         )
     full_iteration = _full_iteration(ctx)
@@ -837,10 +766,9 @@ def rule_cuda_graphs(ctx: _Context) -> list[Finding]:
             finding(
                 "cuda-graph-nan-check",
                 _launcher_owned(ctx, nan_keys),
-                "A full-iteration CUDA graph cannot run the NaN-in-loss check; disable it.",
-                "整迭代 CUDA graph 不能执行 loss 的 NaN 检查，请关闭该检查。",
-                upstream.CUDA_GRAPH_NAN_CHECK,
-                "rerun_state_machine.check_for_nan_in_loss=false",
+                msg("cuda-graph-nan-check"),
+                upstream_error=upstream.CUDA_GRAPH_NAN_CHECK,
+                fix="rerun_state_machine.check_for_nan_in_loss=false",
             )
         )
     if config.packed_sequence:
@@ -861,11 +789,9 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
                 finding(
                     "cuda-graph-packed",
                     "error",
-                    "Packed sequences with CUDA graphs need static shapes: pad every pack to the maximum "
-                    "length.",
-                    "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
-                    upstream.OFFLINE_PACKING_GRAPH_PAD,
-                    "dataset.pad_to_max_length=true dataset.offline_packing_specs.pad_cu_seqlens=true",
+                    msg("cuda-graph-packed.2"),
+                    upstream_error=upstream.OFFLINE_PACKING_GRAPH_PAD,
+                    fix="dataset.pad_to_max_length=true dataset.offline_packing_specs.pad_cu_seqlens=true",
                 )
             ]
         if captures_attention and not config.pad_cu_seqlens:
@@ -873,10 +799,9 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
                 finding(
                     "cuda-graph-packed",
                     "error",
-                    "A CUDA graph that captures packed attention also needs padded cu_seqlens.",
-                    "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
-                    upstream.PACKED_GRAPH_CU_SEQLENS,
-                    "dataset.offline_packing_specs.pad_cu_seqlens=true",
+                    msg("cuda-graph-packed.3"),
+                    upstream_error=upstream.PACKED_GRAPH_CU_SEQLENS,
+                    fix="dataset.offline_packing_specs.pad_cu_seqlens=true",
                 )
             ]
         return []
@@ -885,13 +810,9 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
             finding(
                 "cuda-graph-packed",
                 "error",
-                "Transformer Engine CUDA graphs that capture attention cannot take packed-sequence metadata"
-                " in "
-                f"{ctx.version}. Disable packing, or use a full-iteration graph.",
-                f"在 {ctx.version} 中，捕获注意力的 TE CUDA graph 不能接收打包序列的元数据。请关闭打包，"
-                "或改用整迭代 graph。",
-                upstream.CUDA_GRAPH_PACKED,
-                _full_iteration_fix(ctx),
+                msg("cuda-graph-packed", version=ctx.version),
+                upstream_error=upstream.CUDA_GRAPH_PACKED,
+                fix=_full_iteration_fix(ctx),
             )
         ]
     return []
@@ -909,14 +830,9 @@ def rule_fsdp(ctx: _Context) -> list[Finding]:
             finding(
                 "fsdp-tp-hopper",
                 "warning",
-                f"Megatron-FSDP with TP={config.tp} on {cluster.gpu_label}: communication tends to bottlenec"
-                "k on "
-                "Hopper-class GPUs; prefer TP=1 or 2 with FSDP there (FSDP does better on B/GB-series).",
-                f"在 {cluster.gpu_label} 上使用 Megatron-FSDP 且 TP={config.tp}："
-                "Hopper 级 GPU 上通信容易成为瓶颈；"
-                "建议 FSDP 配合 TP=1 或 2（FSDP 在 B/GB 系列上表现更好）。",
-                None,
-                kv(model__tensor_model_parallel_size=2) if config.tp > 2 else None,
+                msg("fsdp-tp-hopper", tp=config.tp, gpu_label=cluster.gpu_label),
+                upstream_error=None,
+                fix=kv(model__tensor_model_parallel_size=2) if config.tp > 2 else None,
             )
         )
     arch = ctx.arch
@@ -933,16 +849,7 @@ def rule_fsdp(ctx: _Context) -> list[Finding]:
         and not spec.blackwell
     ):
         found.append(
-            finding(
-                "qwen35-vl-moe-fsdp",
-                "warning",
-                "Qwen3.5-VL MoE with Megatron-FSDP has only been validated on Blackwell GPUs; on "
-                f"{cluster.gpu_label} it may not run. Verify on a short job first, or use the 3D-parallel "
-                "layout.",
-                f"Qwen3.5-VL MoE 配合 Megatron-FSDP 只在 Blackwell GPU 上验证过；在 {cluster.gpu_label} 上可"
-                "能无法运行。"
-                "请先用短任务验证，或改用 3D 并行布局。",
-            )
+            finding("qwen35-vl-moe-fsdp", "warning", msg("qwen35-vl-moe-fsdp", gpu_label=cluster.gpu_label))
         )
     return found
 
@@ -961,10 +868,9 @@ def rule_cpu_offloading(ctx: _Context) -> list[Finding]:
             finding(
                 "offload-layers",
                 "error",
-                f"model.cpu_offloading_num_layers={count} must be below the model's {layers} layers.",
-                f"model.cpu_offloading_num_layers={count} 必须小于模型的 {layers} 层。",
-                upstream.offload_layers(layers),
-                kv(model__cpu_offloading_num_layers=layers // 2),
+                msg("offload-layers", count=count, layers=layers),
+                upstream_error=upstream.offload_layers(layers),
+                fix=kv(model__cpu_offloading_num_layers=layers // 2),
             )
         )
     if config.pp > 1:
@@ -972,12 +878,9 @@ def rule_cpu_offloading(ctx: _Context) -> list[Finding]:
             finding(
                 "offload-pp",
                 "error",
-                f"CPU activation offloading does not work with PP={config.pp}: use PP=1 (with Megatron-FSDP "
-                "to shard the weights), or turn offloading off and keep the pipeline.",
-                f"CPU 激活卸载不支持 PP={config.pp}：请用 PP=1（配合 Megatron-FSDP 分片权重），"
-                "或关闭卸载保留流水线。",
-                upstream.OFFLOAD_PP,
-                kv(model__cpu_offloading=False),
+                msg("offload-pp", pp=config.pp),
+                upstream_error=upstream.OFFLOAD_PP,
+                fix=kv(model__cpu_offloading=False),
             )
         )
     if config.recompute_granularity:
@@ -985,12 +888,9 @@ def rule_cpu_offloading(ctx: _Context) -> list[Finding]:
             finding(
                 "offload-recompute",
                 "error",
-                f"CPU activation offloading does not work with recompute_granularity="
-                f"{config.recompute_granularity}: offloading is the alternative to recompute, pick one.",
-                f"CPU 激活卸载不能与 recompute_granularity={config.recompute_granularity} 同时使用："
-                "两者是互相替代的省显存手段，二选一。",
-                upstream.OFFLOAD_RECOMPUTE,
-                kv(model__recompute_granularity=None),
+                msg("offload-recompute", recompute_granularity=config.recompute_granularity),
+                upstream_error=upstream.OFFLOAD_RECOMPUTE,
+                fix=kv(model__recompute_granularity=None),
             )
         )
     if config.graphs_enabled and config.cuda_graph_impl != "full_iteration":
@@ -998,12 +898,9 @@ def rule_cpu_offloading(ctx: _Context) -> list[Finding]:
             finding(
                 "offload-cuda-graphs",
                 "error",
-                f"CPU activation offloading does not work with cuda_graph_impl={config.cuda_graph_impl}; "
-                "only full-iteration graphs (newer Megatron-Core) allow it.",
-                f"CPU 激活卸载不支持 cuda_graph_impl={config.cuda_graph_impl}；只有整迭代 CUDA graph"
-                "（较新的 Megatron-Core）可以与之共用。",
-                upstream.OFFLOAD_GRAPHS,
-                kv(model__cuda_graph_impl="none"),
+                msg("offload-cuda-graphs", cuda_graph_impl=config.cuda_graph_impl),
+                upstream_error=upstream.OFFLOAD_GRAPHS,
+                fix=kv(model__cuda_graph_impl="none"),
             )
         )
     return found
@@ -1019,12 +916,9 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
             finding(
                 "moe-overlap-grad-reduce-h100",
                 "warning",
-                "overlap_grad_reduce=True for a MoE model on H100 can cost throughput; many H100 MoE presets "
-                "turn it off.",
-                "H100 上的 MoE 模型开启 overlap_grad_reduce=True 可能降低吞吐；"
-                "许多 H100 MoE 预设都将其关闭。",
-                None,
-                kv(ddp__overlap_grad_reduce=False),
+                msg("moe-overlap-grad-reduce-h100"),
+                upstream_error=None,
+                fix=kv(ddp__overlap_grad_reduce=False),
             )
         )
     experts = arch.num_moe_experts
@@ -1087,16 +981,7 @@ def rule_vlm_data(ctx: _Context) -> list[Finding]:
     name = config.dataset.lower()
     if "vlm" in name or name in VLM_PRESETS:
         return []
-    return [
-        finding(
-            "vlm-no-images",
-            "warning",
-            f"Fine-tuning a vision-language model on {config.dataset!r}, which has no images: training runs, "
-            "but the result is meaningless. Use a multimodal dataset preset.",
-            f"在不含图像的数据集 {config.dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。请使用多"
-            "模态数据集预设。",
-        )
-    ]
+    return [finding("vlm-no-images", "warning", msg("vlm-no-images", dataset=config.dataset))]
 
 
 # Tensor-core formats per GPU generation: FP8 from Hopper (Ada too, not in our GPU table), MXFP8 and NVFP4
@@ -1129,21 +1014,22 @@ def precision_finding(
         return finding(
             "precision-gpu",
             "warning",
-            f"{name} needs {generations} tensor cores and {gpu} ({generation.title()}) has "
-            f"none: the plan keeps the recipe's {kept.upper()}.",
-            f"{name} 需要 {generations} 架构的张量核心，{gpu}（{generation.title()}）没有："
-            f"方案保留配方自带的 {kept.upper()}。",
-            upstream.FP8_DEVICE if generation == "ampere" else None,
+            msg(
+                "precision-gpu.2",
+                name=name,
+                generations=generations,
+                gpu=gpu,
+                value1=generation.title(),
+                value2=kept.upper(),
+            ),
+            upstream_error=upstream.FP8_DEVICE if generation == "ampere" else None,
         )
     return finding(
         "precision-gpu",
         "error",
-        f"{name} needs {generations} tensor cores; {gpu} ({generation.title()}) has none, so "
-        "the run fails when Transformer Engine starts.",
-        f"{name} 需要 {generations} 架构的张量核心；{gpu}（{generation.title()}）没有，"
-        "Transformer Engine 启动时就会报错。",
-        upstream.FP8_DEVICE if generation == "ampere" else None,
-        kv(mixed_precision=fallback),
+        msg("precision-gpu", name=name, generations=generations, gpu=gpu, value1=generation.title()),
+        upstream_error=upstream.FP8_DEVICE if generation == "ampere" else None,
+        fix=kv(mixed_precision=fallback),
     )
 
 
@@ -1160,11 +1046,9 @@ def rule_precision(ctx: _Context) -> list[Finding]:
             finding(
                 "precision-unknown",
                 "error",
-                f"mixed_precision={preset} is not a preset of Megatron-Bridge {ctx.version}; the run stops "
-                "while the config is built.",
-                f"mixed_precision={preset} 不是 Megatron-Bridge {ctx.version} 的预设名；构建配置时就会报错。",
-                upstream.unknown_mixed_precision(str(preset), presets),
-                kv(mixed_precision=nearest[0]) if nearest else None,
+                msg("precision-unknown", preset=preset, version=ctx.version),
+                upstream_error=upstream.unknown_mixed_precision(str(preset), presets),
+                fix=kv(mixed_precision=nearest[0]) if nearest else None,
             )
         ]
     found = precision_finding(ctx.config.precision, ctx.cluster.gpu_type, ctx.gpu)
@@ -1175,17 +1059,7 @@ def rule_single_gpu(ctx: _Context) -> list[Finding]:
     config = ctx.config
     if ctx.world != 1 or config.is_peft or config.mode not in ("pretrain", "sft"):
         return []
-    return [
-        finding(
-            "single-gpu-full-training",
-            "warning",
-            f"{config.mode} on one GPU: full training keeps weights, gradients and Adam states for every "
-            "parameter; "
-            "only PEFT (LoRA/DoRA) recipes are meant for a single GPU.",
-            f"单 GPU 上进行 {config.mode}：全参训练需要为每个参数保存权重、梯度和 Adam 状态；只有 PEFT（Lo"
-            "RA/DoRA）配方适合单 GPU。",
-        )
-    ]
+    return [finding("single-gpu-full-training", "warning", msg("single-gpu-full-training", mode=config.mode))]
 
 
 def rule_override_sections(ctx: _Context) -> list[Finding]:
@@ -1197,10 +1071,9 @@ def rule_override_sections(ctx: _Context) -> list[Finding]:
                 finding(
                     "override-section",
                     "error",
-                    f"{key!r}: Megatron-Bridge's ConfigContainer has no 'training' section; it is 'train'.",
-                    f"{key!r}：Megatron-Bridge 的 ConfigContainer 没有 'training' 段，应为 'train'。",
-                    None,
-                    f"{fixed}={ctx.config.user_overrides[key]}",
+                    msg("override-section", key=key),
+                    upstream_error=None,
+                    fix=f"{fixed}={ctx.config.user_overrides[key]}",
                 )
             )
     return found

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from assistant.records import Catalog, CatalogSource, LauncherSpec, RecipeRecord
+from ingest.atomic import write_atomic
 from ingest.recipes.extract import extract
 from ingest.recipes.interpreter import McoreFacts
 from ingest.recipes.launcher import read_launcher
@@ -39,22 +38,10 @@ def build_catalog(
 
 
 def write_catalog(catalog: Catalog, out: str | Path) -> Path:
-    """Write catalog JSON (indent=1, recipes sorted by kind then name) via a temp file + rename."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Write catalog JSON (indent=1, recipes sorted by kind then name) atomically."""
     payload = catalog.to_json()
     payload["recipes"].sort(key=lambda r: (r["kind"], r["name"]))
-    text = json.dumps(payload, indent=1, ensure_ascii=False) + "\n"
-    handle, temp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temp, 0o644)
-        os.replace(temp, out)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return out
+    return write_atomic(out, json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
 
 
 PEFT_FLAG = "--peft_scheme"

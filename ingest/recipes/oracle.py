@@ -21,7 +21,6 @@ import ast
 import contextlib
 import itertools
 import json
-import os
 import re
 import subprocess
 from collections import Counter
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.kb import knowledge_base
+from ingest.atomic import write_atomic
 
 TEST_ROOTS = ("tests/unit_tests/recipes/", "tests/unit_tests/perf_recipes/")
 MAX_ROWS = 400  # parametrised rows per test
@@ -728,9 +728,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=knowledge_base().root / "recipe_oracle.json")
     args = parser.parse_args(argv)
     table = build(bridge_git_dir(args.git), {b.version: b.ref for b in BUNDLED})
-    temp = args.out.with_suffix(".tmp")
-    temp.write_text(dumps(table), encoding="utf-8")
-    os.replace(temp, args.out)
+    write_atomic(args.out, dumps(table))
     for version, data in table["versions"].items():
         print(
             f"{version}: {len(data['assertions'])} assertions from {data['test_files']} test files; "

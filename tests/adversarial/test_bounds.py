@@ -13,6 +13,8 @@ from assistant.rules.findings import divisors
 from assistant.service import ask
 from assistant.settings import Settings
 
+pytestmark = pytest.mark.integration  # the whole answer service under hostile input
+
 TIME_BOUND_S = 30  # a hang fails here; speed itself is measured in benchmarks, not asserted
 
 TWENTY_SETUPS = "cases: " + ", ".join(f"Llama3 8B SFT on {n} H100" for n in range(1, 21))

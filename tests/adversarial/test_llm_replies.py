@@ -17,6 +17,8 @@ from assistant.service import ask
 from assistant.settings import Settings
 from tests.fake_openai import FakeOpenAI, fake_openai
 
+pytestmark = pytest.mark.integration  # the whole answer service with a fake LLM
+
 NO_FIT_EN = "Can I pretrain Llama 3 70B on 8 H100s?"
 NO_FIT_ZH = "8 张 H100 能预训练 Llama 3 70B 吗？"
 FITS_EN = "LoRA Llama 3 8B on one GPU"

@@ -1,0 +1,321 @@
+"""English messages, by key; `{name}` placeholders are filled by `assistant.messages.words`."""
+
+MESSAGES: dict[str, str] = {
+    "service.decline": (
+        "I help start Megatron-Bridge training runs: which recipe to use, the launch command for your "
+        "version, parallelism for your GPUs, and fixes for launch errors. That question is outside what "
+        "I can answer. Try for example:\n{examples}"
+    ),
+    "service.unknown_model": (
+        "Megatron-Bridge {version} has no recipe for **{named}**, and I will not guess one. Tell me its "
+        "Hugging Face model id or share its `config.json` (local path), and I can pick the recipe of an "
+        "architecturally similar model and resize it for your GPUs."
+    ),
+    "service.validate_answer": (
+        "`{name}` with your overrides on {num_gpus} GPUs is **{verdict}** for Megatron-Bridge {version}."
+    ),
+    "service.compare_answer": "| version | recipe | layout | dataset presets |",
+    "service.conversation_context": "For `{name}` (Megatron-Bridge {version}): dataset preset {preset}.",
+    "service.no_quick_pick": (
+        "Megatron-Bridge {version} has no recipe for {what}. Bundled releases that have one: {listed}."
+    ),
+    "service.ask_cases": "Your question lists {len_cases} setups; each is answered on its own.",
+    "service.unknown_model.2": (
+        "Megatron-Bridge {version} has no recipe for **{hf_model_id}**, and its architecture is not "
+        "among the model configs bundled here, so I cannot match it to a similar recipe offline. Name "
+        "the model it derives from (for example Llama 3 8B) and I will start from that recipe, resized "
+        "for your GPUs."
+    ),
+    "service.unknown_model.3": "Models of that family with recipes: {listed}.",
+    "service.passages_answer": (
+        "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
+        "exact error text."
+    ),
+    "service.validate_answer.2": (
+        "You did not say how many GPUs you have; TP·PP·CP = {model_parallel} needs a multiple of "
+        "{model_parallel}, so this checks {count}."
+    ),
+    "service.conversation_context.2": "no --dataset flag",
+    "service.ask": "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA).",
+    "service.validate_answer.3": (
+        " It passes Megatron's checks but, by the memory estimate, **does not fit** these GPUs."
+    ),
+    "service.quick_preface": "You did not say which GPUs you have: this assumes {num_gpus} × {gpu}.",
+    "service.quick_preface.2": (
+        "At its defaults the recipe does not fit these GPUs, so the smoke run keeps it and shortens the "
+        "run: sequence length {seq}, {changed}. These change what is trained; they only prove the "
+        "install."
+    ),
+    "service.ask.2": "I cannot use part of this request: ",
+    "service.answer_from": (
+        "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
+        "similar architecture, `{name}`, resized for yours: it builds its own model, so use its layout "
+        "and batch settings as a start and point the model and checkpoint at yours before training."
+    ),
+    "service.answer_from.2": "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model.",
+    "service.answer_from.3": (
+        "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a fixed "
+        "number of steps. It is not a production training recipe."
+    ),
+    "service.answer_from.4": "You did not say how many GPUs you have, so this uses the recipe's {num_gpus}.",
+    "service.ask.3": "{model_text} recipes exist for: {listed}.",
+    "service.answer_from.5": (
+        "Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}."
+    ),
+    "service.answer_from.6": (
+        "This variant is validated on {count} GPUs; others exist for other counts: {listed}."
+    ),
+    "compose.peak_with_room": (
+        "about {peak} of {usable}, tight: {left:.1%} left, under the {HEADROOM:.0%} a plan should keep"
+    ),
+    "compose.commands_section": " — with the layout that fits ({layout}), not the plan above",
+    "compose.fit_section": "unknown ({note})",
+    "compose.peak_with_room.2": "about {peak} of {usable}",
+    "compose.fit_section.2": (
+        "{verdict} — about {need} of {usable} per GPU, inside the estimator's typical error, so it may "
+        "go either way: watch memory in the first steps"
+    ),
+    "compose.layout_in_words": "recompute {recompute}",
+    "compose.layout_in_words.2": "CPU offloading of {offload_layers} layers",
+    "compose.speed_diagnosis_lines": (
+        "No layout the search finds for these GPUs is more than {CLEARLY_FASTER:.0%} faster by the "
+        "estimate; look at data loading, logging and checkpoint intervals, and the performance settings "
+        "(CUDA graphs, communication overlap) before changing the parallelism."
+    ),
+    "compose.fit_section.3": "yes — about {need} of {usable} per GPU (margin {margin})",
+    "compose.fit_section.4": "no — about {need} needed per GPU, {usable} usable",
+    "compose.speed_diagnosis_lines.2": (
+        "This layout is expected to run out of memory before speed matters; the layout below fits."
+    ),
+    "compose.speed_diagnosis_lines.3": "This layout is expected to run out of memory before speed matters.",
+    "compose.fit_section.5": (
+        ". The recipe is named for exactly these GPUs, so upstream runs it as is: the estimate may be "
+        "high for it; watch memory in the first steps"
+    ),
+    "service.verdict.valid": "valid",
+    "service.verdict.invalid": "not valid",
+    "compose.fit_section.tight": "yes, but tight",
+    "compose.fit_section.borderline": "borderline",
+    "section.recipe": "Recipe",
+    "section.alias_of": "an alias of",
+    "section.defaults": "Recipe defaults",
+    "section.min_gpus": "needs at least {n} GPU{s}",
+    "section.name_gpus": "validated on {n} GPU{s} (in its name)",
+    "section.name_gpus_library": (
+        "the {n} GPU{s} in its name are its layout's minimum world size, not a measured run"
+    ),
+    "section.plan": "Plan on your {n} × {gpu}",
+    "section.no_plan": "No valid layout on {n} × {gpu}; see the findings.",
+    "section.launch": "Launch",
+    "section.single": "Single node (torchrun)",
+    "section.multinode": "Multi-node (torchrun on every node)",
+    "section.slurm": "Slurm (srun-native)",
+    "section.benchmark_cmd": "Benchmark launcher",
+    "section.overrides": "Overrides and why",
+    "section.key": "key",
+    "section.value": "value",
+    "section.class": "class",
+    "section.why": "reason",
+    "section.fit": "Will it fit?",
+    "section.findings": "Checks and pitfalls",
+    "section.fix": "fix",
+    "section.upstream": "upstream error",
+    "section.checklist": "Before you launch",
+    "section.sources": "Sources",
+    "section.dataset": "dataset preset",
+    "section.no_dataset": (
+        "this version's run_recipe.py has no --dataset flag; the recipe's own dataset is used"
+    ),
+    "section.own_data": (
+        "none; the presets are for text and VLM models, so this recipe's own data config is used"
+    ),
+    "section.version": "Megatron-Bridge {v}",
+    "match.exact": "exact match for the model and goal",
+    "match.seq-variant": "the long-context variant for your sequence length",
+    "match.closest-size": "no recipe for {asked}; this is the closest size in the same family, resized below",
+    "match.similar-architecture": (
+        "no recipe for this model; this recipe's model has a similar architecture, and the parallelism "
+        "below is resized for yours — verify before long runs"
+    ),
+    "match.explicit": "the recipe you named",
+    "precision-gpu": (
+        "{name} needs {generations} tensor cores; {gpu} ({value1}) has none, so the run fails when "
+        "Transformer Engine starts."
+    ),
+    "tp-heads": (
+        "TP={tp} does not divide the {heads} attention heads; Megatron-Core refuses to build the model."
+    ),
+    "tp-query-groups": (
+        "The {groups} KV heads (num_query_groups) must be {rule} TP={tp} in Megatron-Bridge {version}."
+    ),
+    "tp-mamba": (
+        "TP={tp} does not divide the Mamba mixers' {heads} heads and {groups} B/C groups; Megatron-Core "
+        "refuses to build the model."
+    ),
+    "tp-cross-node": (
+        "TP={tp} spans more than the {domain} GPUs of one NVLink domain on {gpu_type}: tensor-parallel "
+        "all-reduces would cross the network on every layer. Keep TP within a node (NVL72 systems such "
+        "as GB200/GB300 allow up to 72)."
+    ),
+    "mode-dataset": (
+        "In {version} the dataset decides the training loop: {name!r} runs the {loop} loop, not "
+        "{wanted}. Fine for a smoke test, wrong for real {mode} training."
+    ),
+    "seq-length-sync": (
+        "model.seq_length={model_seq} differs from dataset.seq_length={dataset_seq}; set both."
+    ),
+    "vlm-no-images": (
+        "Fine-tuning a vision-language model on {dataset!r}, which has no images: training runs, but the "
+        "result is meaningless. Use a multimodal dataset preset."
+    ),
+    "precision-gpu.2": (
+        "{name} needs {generations} tensor cores and {gpu} ({value1}) has none: the plan keeps the "
+        "recipe's {value2}."
+    ),
+    "single-gpu-full-training": (
+        "{mode} on one GPU: full training keeps weights, gradients and Adam states for every parameter; "
+        "only PEFT (LoRA/DoRA) recipes are meant for a single GPU."
+    ),
+    "tp-query-groups.2": (
+        "TP={tp} is larger than the {groups} KV heads: this Megatron-Core replicates KV heads across TP "
+        "ranks, which is allowed but stores the KV projections more than once."
+    ),
+    "sp-ignored": (
+        "sequence_parallel=True with TP=1: Megatron-Bridge silently turns SP off (Megatron-Core alone "
+        'would raise "{SP_WITHOUT_TP}"). Nothing breaks, but SP is not in effect.'
+    ),
+    "vp-needs-pp": "Virtual pipeline (VP={vp}) needs pipeline parallelism > 1; PP is {pp}.",
+    "pp-layers": "PP={pp} does not divide the {layers} transformer layers evenly.",
+    "vp-layers": "VP={vp} does not divide the {per_stage} layers on each of the {pp} pipeline stages.",
+    "cp-seq": "Sequence length {seq} is not divisible by 2·CP = {value1}; each CP rank takes two chunks.",
+    "long-context-no-cp": (
+        "Sequence length {seq} without context parallelism: activation memory grows with the sequence "
+        "and is likely to run out of memory. Add CP (or start from a *_16k/*_64k/*_128k recipe)."
+    ),
+    "dense-mesh": (
+        "{world} GPUs are not divisible by TP·PP·CP = {tp}·{pp}·{cp} = {model_size}; the data-parallel "
+        "size would not be a whole number."
+    ),
+    "ep-dense-model": "EP={ep} on a dense model: expert parallelism needs MoE layers.",
+    "experts-ep": (
+        "EP={ep} does not divide the {experts} experts; Megatron-Core stops with a bare AssertionError "
+        "(no message) in moe_layer.py."
+    ),
+    "packed-mbs": (
+        "Packed sequences need micro_batch_size=1 (it is {mbs}); put more tokens in each pack instead."
+    ),
+    "batch-divisible": (
+        "Global batch {gbs} is not divisible by micro batch {mbs} × data parallel {dp} = {step}."
+    ),
+    "dataset-flag": (
+        "run_recipe.py in {version} has no --dataset option; the recipe's own dataset config is used. "
+        "Set dataset.* overrides instead."
+    ),
+    "dataset-unknown": "Dataset preset {name!r} does not exist in {version}; choose one of: {choices}.",
+    "mode-dataset.2": "The {name!r} preset is for {loop} only; {version} rejects it for mode {mode_name!r}.",
+    "peft-checkpoint": (
+        "PEFT needs a pretrained checkpoint: a local Megatron checkpoint directory (convert with "
+        "AutoBridge.import_ckpt) or a local Hugging Face model directory."
+    ),
+    "peft-checkpoint.2": (
+        "{path!r} looks like a Hugging Face hub id, not a checkpoint path. Download or convert it first "
+        "(AutoBridge.import_ckpt) and pass the local directory."
+    ),
+    "seq-length-sync.2": (
+        "model.seq_length={model_seq} alone is undone: run_recipe.py in {version} copies "
+        "dataset.seq_length ({dataset_seq}) into the model. Set dataset.seq_length too."
+    ),
+    "cuda-graph-rng": (
+        "CUDA graphs need Transformer Engine's RNG tracker; set both model.use_te_rng_tracker and "
+        "rng.te_rng_tracker."
+    ),
+    "cuda-graph-nan-check": "A full-iteration CUDA graph cannot run the NaN-in-loss check; disable it.",
+    "cuda-graph-packed": (
+        "Transformer Engine CUDA graphs that capture attention cannot take packed-sequence metadata in "
+        "{version}. Disable packing, or use a full-iteration graph."
+    ),
+    "fsdp-tp-hopper": (
+        "Megatron-FSDP with TP={tp} on {gpu_label}: communication tends to bottleneck on Hopper-class "
+        "GPUs; prefer TP=1 or 2 with FSDP there (FSDP does better on B/GB-series)."
+    ),
+    "qwen35-vl-moe-fsdp": (
+        "Qwen3.5-VL MoE with Megatron-FSDP has only been validated on Blackwell GPUs; on {gpu_label} it "
+        "may not run. Verify on a short job first, or use the 3D-parallel layout."
+    ),
+    "offload-layers": "model.cpu_offloading_num_layers={count} must be below the model's {layers} layers.",
+    "offload-pp": (
+        "CPU activation offloading does not work with PP={pp}: use PP=1 (with Megatron-FSDP to shard the "
+        "weights), or turn offloading off and keep the pipeline."
+    ),
+    "offload-recompute": (
+        "CPU activation offloading does not work with recompute_granularity={recompute_granularity}: "
+        "offloading is the alternative to recompute, pick one."
+    ),
+    "offload-cuda-graphs": (
+        "CPU activation offloading does not work with cuda_graph_impl={cuda_graph_impl}; only "
+        "full-iteration graphs (newer Megatron-Core) allow it."
+    ),
+    "moe-overlap-grad-reduce-h100": (
+        "overlap_grad_reduce=True for a MoE model on H100 can cost throughput; many H100 MoE presets "
+        "turn it off."
+    ),
+    "precision-unknown": (
+        "mixed_precision={preset} is not a preset of Megatron-Bridge {version}; the run stops while the "
+        "config is built."
+    ),
+    "pp-without-vp": (
+        "PP={pp} without a virtual pipeline leaves large pipeline bubbles; VP={choice} splits each stage "
+        "into interleaved chunks."
+    ),
+    "expert-mesh": (
+        "{world} GPUs are not divisible by PP·EP·ETP = {pp}·{ep}·{etp} = {expert_size}. The expert mesh "
+        "folds independently of the dense mesh: EDP = world / (PP·EP·ETP)."
+    ),
+    "cuda-graph-packed.2": (
+        "Packed sequences with CUDA graphs need static shapes: pad every pack to the maximum length."
+    ),
+    "cuda-graph-packed.3": "A CUDA graph that captures packed attention also needs padded cu_seqlens.",
+    "override-section": (
+        "{key!r}: Megatron-Bridge's ConfigContainer has no 'training' section; it is 'train'."
+    ),
+    "finetune-cp-loss": (
+        "Fine-tuning with CP={cp}: run_recipe.py in {version} sets calculate_per_token_loss=True and "
+        "average_in_collective=False for you (needed so ranks whose tokens are all masked do not produce "
+        "NaN loss)."
+    ),
+    "finetune-cp-loss.2": (
+        "Fine-tuning with CP={cp} needs calculate_per_token_loss=True and "
+        "ddp.average_in_collective=False, otherwise ranks whose tokens are all masked give NaN loss."
+    ),
+    "cp-a2a-p2p": "hierarchical_context_parallel_sizes {list_sizes} multiply to {prod_sizes}, not CP={cp}.",
+    "arch-unknown-validated": (
+        "The architecture of {name} is not known, so heads, layers and memory cannot be checked; the "
+        "recipe's own layout is used as is, on the {num_gpus} GPUs it is written for. Any change to its "
+        "layout or GPU count is unchecked."
+    ),
+    "no-valid-layout": (
+        "Every layout that fits {num_gpus} × {gpu_label} fails a Megatron check (heads, layers, experts "
+        "or batch divisibility)."
+    ),
+    "fit-unknown": (
+        "Memory fit not judged ({note}). The recipe's own layout on the GPUs it is written for ran "
+        "upstream; anything else is unchecked: if it runs out of memory, lower train.micro_batch_size "
+        "first."
+    ),
+    "fit-unknown.2": (
+        "Memory fit not judged ({note}). A coarse parameter-memory heuristic puts the busiest GPU at "
+        "about {peak_gb:.0f} GB of {usable_gb:.0f} GB; if it runs out of memory, lower "
+        "train.micro_batch_size first."
+    ),
+    "single-gpu-needs-peft": (
+        "One GPU can only run PEFT (LoRA/DoRA); {name} is a {mode} recipe. Pick this model's "
+        "*_peft_config recipe or add GPUs."
+    ),
+    "arch-unknown": (
+        "The architecture of {value1} is not known, so heads, layers and experts cannot be checked; no "
+        "plan is generated for {num_gpus} GPUs. The recipe runs unchanged on {value2} GPUs."
+    ),
+    "tp-query-groups.loose": "a multiple or a divisor of",
+    "tp-query-groups.strict": "a multiple of",
+    "single-gpu-needs-peft.full": "full-training",
+}

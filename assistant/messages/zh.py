@@ -1,0 +1,291 @@
+"""中文消息（Chinese messages), by key; the same keys and placeholders as `en.py`."""
+
+MESSAGES: dict[str, str] = {
+    "service.decline": (
+        "我负责帮助启动 Megatron-Bridge 训练：选择配方、给出对应版本的启动命令、"
+        "按你的 GPU 调整并行度，以及排查启动报错。这个问题超出了我的范围。可以这样问："
+        "\n{examples}"
+    ),
+    "service.unknown_model": (
+        "Megatron-Bridge {version} 中没有 **{named}** 的配方，"
+        "我不会臆造配方名。请告诉我它的 Hugging Face 模型 ID，"
+        "或提供它的 `config.json`（本地路径），我可以选择结构相近模型的配方，"
+        "并按你的 GPU 调整并行度。"
+    ),
+    "service.validate_answer": (
+        "`{name}` 加上你的覆盖项、在 {num_gpus} 张 GPU 上，对 Megatron-Bridge {version} **{verdict}**。"
+    ),
+    "service.compare_answer": "| 版本 | 配方 | 并行布局 | 数据集预设 |",
+    "service.conversation_context": "对于 `{name}`（Megatron-Bridge {version}）：数据集预设 {preset}。",
+    "service.no_quick_pick": "Megatron-Bridge {version} 没有用于{what}的配方。包含此类配方的版本：{listed}。",
+    "service.ask_cases": "你的问题列出了 {len_cases} 种情况，下面逐一回答。",
+    "service.unknown_model.2": (
+        "Megatron-Bridge {version} 中没有 **{hf_model_id}*"
+        "* 的配方，而且这里内置的模型配置中也没有它的结构，离线时无法匹配结构相近的配方。"
+        "请告诉我它基于哪个模型（例如 Llama 3 8B），我会从该模型的配方出发，"
+        "并按你的 GPU 调整。"
+    ),
+    "service.unknown_model.3": "该系列有配方的模型：{listed}。",
+    "service.passages_answer": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
+    "service.validate_answer.2": (
+        "你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，"
+        "GPU 数须为 {model_parallel} 的倍数，这里按 {count} 张检查。"
+    ),
+    "service.conversation_context.2": "无 --dataset 参数",
+    "service.ask": "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
+    "service.validate_answer.3": "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
+    "service.quick_preface": "你没有说明 GPU：以下假设为 {num_gpus} 张 {gpu}。",
+    "service.quick_preface.2": (
+        "按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行："
+        "序列长度 {seq}，{changed}。这些改动会改变训练内容，只用于验证安装。"
+    ),
+    "service.ask.2": "这个请求中有一部分无法使用：",
+    "service.answer_from": (
+        "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
+        "方。这里给出结构最相近的配方 `{name}`，并按你的模型调整了并行度："
+        "它构建的是它自己的模型，请把它的并行布局和批大小作为起点，训练前把模型和检查点换成你自己的。"
+    ),
+    "service.answer_from.2": "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
+    "service.answer_from.3": (
+        "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。"
+    ),
+    "service.answer_from.4": "你没有说明 GPU 数量，以下按配方的 {num_gpus} 张计算。",
+    "service.ask.3": "{model_text} 有配方的型号：{listed}。",
+    "service.answer_from.5": "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
+    "service.answer_from.6": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
+    "compose.peak_with_room": (
+        "约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"
+    ),
+    "compose.commands_section": "——使用能放下的布局（{layout}），而非上面的方案",
+    "compose.fit_section": "无法判断（{note}）",
+    "compose.peak_with_room.2": "约 {peak}，可用 {usable}",
+    "compose.fit_section.2": (
+        "{verdict} —— 每张 GPU 约 {need}，可用 {usable}，"
+        "在估算的典型误差之内，两种结果都可能：请关注前几步的显存"
+    ),
+    "compose.layout_in_words": "重计算 {recompute}",
+    "compose.layout_in_words.2": "CPU 卸载 {offload_layers} 层激活",
+    "compose.speed_diagnosis_lines": (
+        "在这些 GPU 上，搜索找不到按估计快 {CLEARLY_FASTER:.0%} 以上的布局"
+        "；改并行前先检查数据加载、日志与 checkpoint 间隔，"
+        "以及性能设置（CUDA graph、通信重叠）。"
+    ),
+    "compose.fit_section.3": "可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
+    "compose.fit_section.4": "不够 —— 每张 GPU 约需 {need}，可用 {usable}",
+    "compose.speed_diagnosis_lines.2": "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
+    "compose.speed_diagnosis_lines.3": "这个布局预计会先显存不足，谈不上速度。",
+    "compose.fit_section.5": (
+        "。该配方的名字标注的正是这些 GPU，上游按原样运行它：估算可能偏高；请关注前几步的显存"
+    ),
+    "service.verdict.valid": "有效",
+    "service.verdict.invalid": "无效",
+    "compose.fit_section.tight": "勉强",
+    "compose.fit_section.borderline": "临界",
+    "section.recipe": "推荐配方",
+    "section.alias_of": "它是以下函数的别名：",
+    "section.defaults": "配方默认值",
+    "section.min_gpus": "至少需要 {n} 张 GPU",
+    "section.name_gpus": "函数名中标注在 {n} 张 GPU 上验证",
+    "section.name_gpus_library": "函数名中的 {n} 张 GPU 是其布局的最小规模，并非实测运行",
+    "section.plan": "在你的 {n} × {gpu} 上的方案",
+    "section.no_plan": "在 {n} × {gpu} 上没有合法的并行布局，原因见下方检查结果。",
+    "section.launch": "启动命令",
+    "section.single": "单机（torchrun）",
+    "section.multinode": "多机（每个节点运行 torchrun）",
+    "section.slurm": "Slurm（srun 原生方式）",
+    "section.benchmark_cmd": "基准测试启动方式",
+    "section.overrides": "覆盖项及原因",
+    "section.key": "配置项",
+    "section.value": "取值",
+    "section.class": "类别",
+    "section.why": "原因",
+    "section.fit": "显存是否够用？",
+    "section.findings": "检查结果与常见陷阱",
+    "section.fix": "修复",
+    "section.upstream": "上游报错原文",
+    "section.checklist": "启动前须知",
+    "section.sources": "参考来源",
+    "section.dataset": "数据集预设",
+    "section.no_dataset": "该版本的 run_recipe.py 没有 --dataset 参数，使用配方自带的数据集",
+    "section.own_data": "无；预设只用于文本和 VLM 模型，这里使用配方自带的数据配置",
+    "section.version": "Megatron-Bridge {v}",
+    "match.exact": "模型与训练目标完全匹配",
+    "match.seq-variant": "匹配你序列长度的长上下文变体",
+    "match.closest-size": "没有 {asked} 的配方；这是同系列中规模最接近的配方，已在下方按你的硬件调整",
+    "match.similar-architecture": (
+        "该模型没有现成配方；此配方的模型结构相近，下方并行度已按你的模型调整，长时间训练前请先验证"
+    ),
+    "match.explicit": "你指定的配方",
+    "precision-gpu": (
+        "{name} 需要 {generations} 架构的张量核心；{gpu}（{value1}）没有，Transformer Engine 启动时就会报错。"
+    ),
+    "tp-heads": "TP={tp} 不能整除 {heads} 个注意力头，Megatron-Core 会拒绝构建模型。",
+    "tp-query-groups": (
+        "在 Megatron-Bridge {version} 中，"
+        "{groups} 个 KV 头（num_query_groups）"
+        "必须是 {rule}（当前 TP={tp}）。"
+    ),
+    "tp-mamba": (
+        "TP={tp} 不能整除 Mamba 层的 {heads} 个头和 {groups} 个 B/C 组，Megatron-Core 会拒绝构建模型。"
+    ),
+    "tp-cross-node": (
+        "TP={tp} 超出了 {gpu_type} 上一个 NVLink 域的 {domain} "
+        "个 GPU，每一层的张量并行 all-reduce 都要跨网络。"
+        "请把 TP 限制在单个节点内（GB200/GB300 等 NVL72 系统最多 72）。"
+    ),
+    "mode-dataset": (
+        "在 {version} 中由数据集决定训练流程："
+        "{name!r} 会运行 {loop} 流程，而不是 {wanted}。冒烟测试可以，"
+        "正式训练不行。"
+    ),
+    "seq-length-sync": (
+        "model.seq_length={model_seq} 与 dataset.seq_length={dataset_seq} 不一致，请同时设置两者。"
+    ),
+    "vlm-no-images": (
+        "在不含图像的数据集 {dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。"
+        "请使用多模态数据集预设。"
+    ),
+    "precision-gpu.2": (
+        "{name} 需要 {generations} 架构的张量核心，{gpu}（{value1}）没有：方案保留配方自带的 {value2}。"
+    ),
+    "single-gpu-full-training": (
+        "单 GPU 上进行 {mode}：全参训练需要为每个参数保存权重、梯度和 Adam 状态；"
+        "只有 PEFT（LoRA/DoRA）配方适合单 GPU。"
+    ),
+    "tp-query-groups.2": (
+        "TP={tp} 大于 {groups} 个 KV 头："
+        "当前 Megatron-Core 会在 TP rank 之间复制 KV 头，可以运行，"
+        "但 KV 投影会被重复存储。"
+    ),
+    "sp-ignored": (
+        "TP=1 时设置了 sequence_parallel=True："
+        "Megatron-Bridge 会静默关闭 SP（直接使用 Megatron-Core 会报"
+        '错 "{SP_WITHOUT_TP}"）。不会出错，但 SP 实际未生效。'
+    ),
+    "vp-needs-pp": "虚拟流水线（VP={vp}）要求流水线并行度大于 1，当前 PP={pp}。",
+    "pp-layers": "PP={pp} 不能整除 {layers} 个 Transformer 层。",
+    "vp-layers": "VP={vp} 不能整除每个流水线阶段（共 {pp} 个）上的 {per_stage} 层。",
+    "cp-seq": "序列长度 {seq} 不能被 2·CP = {value1} 整除（每个 CP rank 处理两个分块）。",
+    "long-context-no-cp": (
+        "序列长度 {seq} 但未使用上下文并行（CP），激活显存随序列增长，很可能 OOM。"
+        "请增加 CP（或改用 *_16k/*_64k/*_128k 配方变体）。"
+    ),
+    "dense-mesh": "{world} 个 GPU 不能被 TP·PP·CP = {tp}·{pp}·{cp} = {model_size} 整除，数据并行度不是整数。",
+    "ep-dense-model": "稠密模型设置了 EP={ep}：专家并行只适用于 MoE 层。",
+    "experts-ep": (
+        "EP={ep} 不能整除 {experts} 个专家；Megatron-Core 会在 moe_layer.py 中抛出没有说明的 AssertionError。"
+    ),
+    "packed-mbs": "打包序列要求 micro_batch_size=1（当前为 {mbs}）；应改为让每个 pack 包含更多 token。",
+    "batch-divisible": "全局批次 {gbs} 不能被 micro batch {mbs} × 数据并行 {dp} = {step} 整除。",
+    "dataset-flag": (
+        "{version} 的 run_recipe.py 没有 --dataset 选项，使用配方自带的数据集配置；请改用 dataset.* 覆盖项。"
+    ),
+    "dataset-unknown": "{version} 中不存在数据集预设 {name!r}；可选：{choices}。",
+    "mode-dataset.2": "数据集预设 {name!r} 仅用于 {loop}；{version} 在 {mode_name!r} 模式下会拒绝它。",
+    "peft-checkpoint": (
+        "PEFT 需要预训练检查点：本地 Megatron 检查点目录（可用 AutoBridge."
+        "import_ckpt 转换）或本地 Hugging Face 模型目录。"
+    ),
+    "peft-checkpoint.2": (
+        "{path!r} 看起来是 Hugging Face 模型 ID，而不是检查点路径。"
+        "请先下载或转换（AutoBridge.import_ckpt），再传入本地目录。"
+    ),
+    "seq-length-sync.2": (
+        "只设置 model.seq_length={model_seq} 会被还原："
+        "{version} 的 run_recipe.py 会用 dataset.seq_lengt"
+        "h（{dataset_seq}）覆盖模型的序列长度。"
+        "请同时设置 dataset.seq_length。"
+    ),
+    "cuda-graph-rng": (
+        "CUDA graph 需要 Transformer Engine 的 RNG tracker"
+        "；请同时设置 model.use_te_rng_tracker 和 rng.te_rng_t"
+        "racker。"
+    ),
+    "cuda-graph-nan-check": "整迭代 CUDA graph 不能执行 loss 的 NaN 检查，请关闭该检查。",
+    "cuda-graph-packed": (
+        "在 {version} 中，捕获注意力的 TE CUDA graph 不能接收打包序列的元数"
+        "据。请关闭打包，或改用整迭代 graph。"
+    ),
+    "fsdp-tp-hopper": (
+        "在 {gpu_label} 上使用 Megatron-FSDP 且 TP={tp}："
+        "Hopper 级 GPU 上通信容易成为瓶颈；"
+        "建议 FSDP 配合 TP=1 或 2（FSDP 在 B/GB 系列上表现更好）。"
+    ),
+    "qwen35-vl-moe-fsdp": (
+        "Qwen3.5-VL MoE 配合 Megatron-FSDP 只在 Blackwell G"
+        "PU 上验证过；在 {gpu_label} 上可能无法运行。请先用短任务验证，"
+        "或改用 3D 并行布局。"
+    ),
+    "offload-layers": "model.cpu_offloading_num_layers={count} 必须小于模型的 {layers} 层。",
+    "offload-pp": (
+        "CPU 激活卸载不支持 PP={pp}：请用 PP=1（配合 Megatron-FSDP 分片权重），或关闭卸载保留流水线。"
+    ),
+    "offload-recompute": (
+        "CPU 激活卸载不能与 recompute_granularity="
+        "{recompute_granularity} 同时使用：两者是互相替代的省显存手段，"
+        "二选一。"
+    ),
+    "offload-cuda-graphs": (
+        "CPU 激活卸载不支持 cuda_graph_impl={cuda_graph_impl}；"
+        "只有整迭代 CUDA graph（较新的 Megatron-Core）可以与之共用。"
+    ),
+    "moe-overlap-grad-reduce-h100": (
+        "H100 上的 MoE 模型开启 overlap_grad_reduce=True 可能降低吞吐；许多 H100 MoE 预设都将其关闭。"
+    ),
+    "precision-unknown": (
+        "mixed_precision={preset} 不是 Megatron-Bridge {version} 的预设名；构建配置时就会报错。"
+    ),
+    "pp-without-vp": (
+        "PP={pp} 但未设置虚拟流水线，流水线气泡较大；设置 VP={choice} 可把每个阶段切成交错的块。"
+    ),
+    "expert-mesh": (
+        "{world} 个 GPU 不能被 PP·EP·ETP = {pp}·{ep}·{etp} "
+        "= {expert_size} 整除。专家网格与稠密网格独立折叠："
+        "EDP = world / (PP·EP·ETP)。"
+    ),
+    "cuda-graph-packed.2": "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
+    "cuda-graph-packed.3": "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
+    "override-section": "{key!r}：Megatron-Bridge 的 ConfigContainer 没有 'training' 段，应为 'train'。",
+    "finetune-cp-loss": (
+        "CP={cp} 微调：{version} 的 run_recipe.py 会自动设置 cal"
+        "culate_per_token_loss=True 和 average_in_collec"
+        "tive=False（避免全部 token 被 mask 的 rank 产生 NaN 损失）"
+        "。"
+    ),
+    "finetune-cp-loss.2": (
+        "CP={cp} 微调需要 calculate_per_token_loss=True 且 d"
+        "dp.average_in_collective=False，"
+        "否则全部 token 被 mask 的 rank 会产生 NaN 损失。"
+    ),
+    "cp-a2a-p2p": "hierarchical_context_parallel_sizes {list_sizes} 的乘积为 {prod_sizes}，不等于 CP={cp}。",
+    "arch-unknown-validated": (
+        "未知 {name} 的模型结构，无法检查注意力头、层数和显存；这里原样使用配方自带的布局，"
+        "即它所针对的 {num_gpus} 张 GPU。改动布局或 GPU 数都不会被检查。"
+    ),
+    "no-valid-layout": (
+        "所有能放进 {num_gpus} × {gpu_label} 的布局都违反某项 Megatron 检查（注意力头、层、专家或批次整除）。"
+    ),
+    "fit-unknown": (
+        "尚未判断显存是否足够（{note}）。配方自带的布局在其标注的 GPU 上已由上游运行过；"
+        "其他情况未经检查：如果 OOM，先减小 train.micro_batch_size。"
+    ),
+    "fit-unknown.2": (
+        "尚未判断显存是否足够（{note}）。"
+        "粗略的参数显存估算显示最忙的 GPU 约需 {peak_gb:.0f} GB（共 "
+        "{usable_gb:.0f} GB）；如果 OOM，"
+        "先减小 train.micro_batch_size。"
+    ),
+    "single-gpu-needs-peft": (
+        "单个 GPU 只能运行 PEFT（LoRA/DoRA）；"
+        "{name} 是 {mode} 配方。请选择该模型的 *_peft_config 配方，"
+        "或增加 GPU。"
+    ),
+    "arch-unknown": (
+        "未知 {value1} 的模型结构，无法检查注意力头、层数和专家数，"
+        "因此不为 {num_gpus} 张 GPU 生成方案；"
+        "该配方可原样运行在 {value2} 张 GPU 上。"
+    ),
+    "tp-query-groups.loose": "TP 的倍数或约数",
+    "tp-query-groups.strict": "TP 的倍数",
+    "single-gpu-needs-peft.full": "全参训练",
+}
