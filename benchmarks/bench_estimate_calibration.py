@@ -84,7 +84,8 @@ ROW_ID = ("release", "model", "mode", "gpu", "precision", "num_gpus", "tp", "pp"
 
 def pinned(held: list[dict], predict, archs: dict) -> None:
     """Median, mean and max |error| on the pinned held-out rows, split by model kind, GPU and precision."""
-    ids = [tuple(item[f] for f in ROW_ID) for item in json.loads(PINNED.read_text())["rows"]]
+    pinned_list = json.loads(PINNED.read_text())
+    ids = [tuple(item[f] for f in ROW_ID) for item in pinned_list["rows"]]
     by_id = {tuple(r[f] for f in ROW_ID): r for r in held}
     missing = [i for i in ids if i not in by_id]
     rows = [by_id[i] for i in ids if i in by_id]
@@ -109,6 +110,11 @@ def pinned(held: list[dict], predict, archs: dict) -> None:
             split[group(row)].append(row)
         for label, subset in sorted(split.items()):
             print(line(f"{name}={label}", subset))
+    for item in pinned_list["removed"]:
+        row = by_id.get(tuple(item[f] for f in ROW_ID))
+        error = f"{100 * (predict(row) / row['tokens_per_sec_per_gpu'] - 1):+.1f}%" if row else "not found"
+        print(f"  removed ({error}): {item['release']} {item['model']} {item['gpu']} {item['precision']} "
+              f"{item['num_gpus']} GPUs: {item['reason'][:90]}...")
 
 
 def blind(rows: list[dict], hw: dict, cal) -> None:

@@ -424,7 +424,12 @@ def golden_case(row: dict[str, Any], num_gpus: int = 8) -> dict[str, Any] | None
         "recompute_method": args.get("recompute-method") if recompute == "full" else None,
         "distributed_optimizer": bool(args.get("use-distributed-optimizer")),
         "grad_reduce_in_fp32": True,
-        "unfused_attention": args.get("attention-backend") == "unfused",
+        # --transformer-impl local builds Megatron's own DotProductAttention, which is unfused as well.
+        "unfused_attention": args.get("attention-backend") in ("unfused", "local")
+        or args.get("transformer-impl") == "local",
+        # Unset: TransformerConfig's defaults, which Megatron-LM's arguments take (0.1 each).
+        "attention_dropout": float(args.get("attention-dropout", 0.1)),
+        "hidden_dropout": float(args.get("hidden-dropout", 0.1)),
         "mtp_layers": int(args.get("mtp-num-layers") or 0),
         "fp8_param": bool(args.get("fp8-param-gather")) and precision == "fp8",
         "te_cross_entropy": bool(args.get("cross-entropy-loss-fusion"))
@@ -446,6 +451,8 @@ def predict_allocated(case: dict[str, Any], hw: GpuSpec, ov: MemoryOverheads, st
         distributed_optimizer=case["distributed_optimizer"],
         grad_reduce_in_fp32=case["grad_reduce_in_fp32"],
         unfused_attention=case.get("unfused_attention", False),
+        attention_dropout=case.get("attention_dropout", 0.0),
+        hidden_dropout=case.get("hidden_dropout", 0.0),
         features=RunFeatures(
             mtp_layers=case.get("mtp_layers", 0), te_cross_entropy=case.get("te_cross_entropy", False)
         ),
@@ -472,6 +479,8 @@ def distinct_cases(cases: list[tuple[dict, GpuSpec, float, str]]) -> list[tuple[
                 c.get("recompute_method"),
                 c.get("fp8_param"),
                 c.get("unfused_attention"),
+                c.get("attention_dropout"),
+                c.get("hidden_dropout"),
                 c.get("mtp_layers"),
                 c.get("te_cross_entropy"),
                 c.get("recompute_modules"),

@@ -76,6 +76,9 @@ class MemoryEstimate(Record):
     allocated_bytes: float  # what torch.cuda.max_memory_allocated would report
     stage: str  # which pipeline stage is the most loaded: "first" or "last"
     offloaded_bytes: float = 0.0  # activations waiting in host memory (CPU offloading)
+    # allocated_bytes of every pipeline stage checked ("first", "last", "stage N"): the busiest stage decides
+    # the fit, but a measurement (Megatron's tests log the last rank) is of one stage
+    stage_allocated_bytes: dict[str, float] = Field(default_factory=dict)
     assumptions: list[str] = Field(default_factory=list)
 
 
@@ -351,8 +354,15 @@ def estimate_memory(
     tokens = seq_length * mbs / c  # tokens one rank sees per micro-batch
     tp_div = t if sp else 1
 
-    # Unfused attention keeps the s×s softmax output (bf16) per head; no dropout mask (attention dropout 0).
-    scores = 2 * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if run.unfused_attention else 0.0
+    # Unfused attention (TE's UnfusedDotProductAttention, Megatron's local DotProductAttention) keeps the
+    # s×s softmax output (bf16) per head; with attention dropout also the dropout's bool mask and its bf16
+    # output, which the probabilities×V batched GEMM saves: 5 bytes per score instead of 2.
+    score_bytes = 5.0 if run.attention_dropout > 0 else 2.0
+    scores = score_bytes * d.heads * seq_length * (seq_length / c) * mbs / (t * c) if run.unfused_attention \
+        else 0.0  # fmt: skip
+    # Hidden dropout in each sublayer's bias-dropout-add (fusions/fused_bias_dropout.py) keeps a bool mask of
+    # its output for backward, split by TP only with sequence parallelism.
+    dropout_masks = tokens * d.hidden / tp_div if run.hidden_dropout > 0 else 0.0
 
     frozen = frozenset(run.features.lora_targets or LORA_TARGETS) if mode == "peft" else None
 
@@ -360,12 +370,13 @@ def estimate_memory(
         """What the layers of `mix` save for backward, one micro-batch."""
         plain, gemm = _mix_elements(d, mix, saved_modules, frozen)
         return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
-                                  sp=sp, scores=scores * mix.attn, norms=mix.sublayers)  # fmt: skip
+                                  sp=sp, scores=scores * mix.attn, norms=mix.sublayers) \
+            + dropout_masks * mix.sublayers  # fmt: skip
 
     def full_bytes(mix: LayerMix) -> float:
         """The same with nothing recomputed: what a fully recomputed layer rebuilds during backward."""
         plain, gemm = _mix_elements(d, mix, set(), frozen)
-        return tokens * (2 * (plain + gemm)) / t + scores * mix.attn
+        return tokens * (2 * (plain + gemm)) / t + scores * mix.attn + dropout_masks * mix.sublayers
 
     results = []
     for rank, st in zip(ranks, stages, strict=True):
@@ -444,6 +455,7 @@ def estimate_memory(
         allocated = params + grads + optimizer + activations + logits + ov.workspace_gib * GIB
         results.append((allocated, rank, params, grads, optimizer, activations, logits, offloaded))
 
+    by_stage = {_stage_name(r[1], p): r[0] for r in results}
     if stage != "max":
         results = [results[0] if stage == "first" else results[-1]]  # ranks are sorted: 0 first, pp-1 last
     allocated, rank, params, grads, optimizer, activations, logits, offloaded = max(results)
@@ -453,7 +465,10 @@ def estimate_memory(
     assumptions += _assumptions(sp, t, fp8, recompute, modules, run.distributed_optimizer, dp, c, ov,
                                 run.cuda_graphs)  # fmt: skip
     if run.unfused_attention:
-        assumptions.append("unfused attention: the s×s softmax output of every head is stored")
+        kept = "softmax output, dropout mask and output" if run.attention_dropout > 0 else "softmax output"
+        assumptions.append(f"unfused attention: the s×s {kept} of every head is stored")
+    if run.hidden_dropout > 0:
+        assumptions.append("hidden dropout: each sublayer keeps a 1-byte mask of its output")
     host_fits = offloaded <= HOST_MEMORY_SHARE * hw.host_memory_bytes
     if offload_layers:
         host = f"{HOST_MEMORY_SHARE:.0%} of the {hw.host_memory_bytes / GIB:.0f} GiB per GPU usable"
@@ -478,10 +493,15 @@ def estimate_memory(
             overheads=overhead,
         ),
         allocated_bytes=allocated,
-        stage="first" if rank == 0 else "last" if rank == p - 1 else f"stage {rank}",
+        stage=_stage_name(rank, p),
+        stage_allocated_bytes=by_stage,
         offloaded_bytes=offloaded,
         assumptions=assumptions,
     )
+
+
+def _stage_name(rank: int, pp: int) -> str:
+    return "first" if rank == 0 else "last" if rank == pp - 1 else f"stage {rank}"
 
 
 def check_offload(offload_layers: int, layers: int, pp: int, recompute: Recompute) -> None:

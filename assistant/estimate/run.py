@@ -50,6 +50,10 @@ class RunSettings:
     fsdp: bool = False
     cuda_graphs: bool = False  # any CUDA graph capture (memory: static pools; speed reads features)
     unfused_attention: bool = False
+    # Dropout probabilities (TransformerConfig attention_dropout / hidden_dropout; Bridge's providers set 0):
+    # above 0, autograd keeps each dropout's mask for backward (memory.py).
+    attention_dropout: float = 0.0
+    hidden_dropout: float = 0.0
     lora_rank: int = LORA_RANK
     offload_layers: int = 0  # Megatron's cpu_offloading_num_layers
     pipeline_split: PipelineSplit | None = None  # the recipe's own split; None: Megatron's even split

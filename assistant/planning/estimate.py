@@ -82,6 +82,8 @@ def _estimate_plan(run: dict[str, Any], plan: Plan, hw: GpuSpec, cluster: Cluste
         cuda_graphs=run["cuda_graphs"],
         unfused_attention=run.get("unfused_attention", False),
         pipeline_split=run.get("pipeline_split"),
+        attention_dropout=run.get("attention_dropout", 0.0),
+        hidden_dropout=run.get("hidden_dropout", 0.0),
         lora_rank=run.get("lora_rank") or LORA_RANK,
         offload_layers=run["offload_layers"],
         features=features.model_copy(

@@ -6,8 +6,11 @@ the caller or its KnowledgeBase.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
+from dataclasses import fields
 from itertools import product
+from operator import attrgetter
 from typing import Any
 
 from pydantic import Field
@@ -17,7 +20,7 @@ from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
 from assistant.estimate.run import RunSettings
-from assistant.estimate.shapes import dims_of
+from assistant.estimate.shapes import dims_of, mix_params, whole_model
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
@@ -233,9 +236,115 @@ def is_valid_layout(
     """True when the rule module's validate() finds no error for this layout (the one gate for candidates)."""
     if plan.tp * plan.pp * plan.cp * plan.dp != cluster.num_gpus or plan.gbs != plan.mbs * plan.dp * plan.ga:
         return False
-    splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
-    config = layout_config(plan, seq_length, mode=mode, precision=precision, version=version, values=splits)
-    return not any(f.severity == "error" for f in layout_findings(config, arch, cluster, gpu=gpu))
+    key = (
+        _fields(plan),
+        _content(arch),
+        _fields(cluster),
+        seq_length,
+        mode,
+        precision,
+        version,
+        _content(gpu),
+    )
+    found = _VALID_MEMO.get(key)
+    if found is None:
+        splits = {k: v for k, v in layout_overrides(plan, arch, None).items() if k in FLEXIBLE_LAYOUT_KEYS}
+        config = layout_config(
+            plan, seq_length, mode=mode, precision=precision, version=version, values=splits
+        )
+        found = not any(f.severity == "error" for f in layout_findings(config, arch, cluster, gpu=gpu))
+        _remember(_VALID_MEMO, key, found)
+    return found
+
+
+def memory_of(
+    arch: ModelArch, plan: Plan, hw: GpuSpec, run: RunSettings, overheads: MemoryOverheads
+) -> MemoryEstimate:
+    """estimate_memory, memoised for identical inputs (a pure function the search calls thousands of
+    times; a long-running front end asks the same layouts again)."""
+    key = (_content(arch), _fields(plan), _content(hw), _settings(run), _content(overheads))
+    found = _MEMORY_MEMO.get(key)
+    if found is None:
+        found = estimate_memory(arch, plan, hw, run, overheads=overheads)
+        _remember(_MEMORY_MEMO, key, found)
+    return found
+
+
+def speed_of(
+    arch: ModelArch, plan: Plan, hw: GpuSpec, run: RunSettings, calibration: Calibration
+) -> ThroughputEstimate:
+    """estimate_throughput, memoised like memory_of."""
+    key = (_content(arch), _fields(plan), _content(hw), _settings(run), _content(calibration))
+    found = _SPEED_MEMO.get(key)
+    if found is None:
+        found = estimate_throughput(arch, plan, hw, run, calibration=calibration)
+        _remember(_SPEED_MEMO, key, found)
+    return found
+
+
+# Bounded memo tables of is_valid_layout, memory_of and speed_of (a dict keeps insertion order: the oldest
+# entry goes first). Keys hold the inputs' contents, so equal inputs built anew still hit.
+_VALID_MEMO: dict[tuple, bool] = {}
+_MEMORY_MEMO: dict[tuple, MemoryEstimate] = {}
+_SPEED_MEMO: dict[tuple, ThroughputEstimate] = {}
+MEMO_SIZE = 32768
+_CONTENT: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _remember(memo: dict, key: tuple, value: object) -> None:
+    if len(memo) >= MEMO_SIZE:
+        del memo[next(iter(memo))]
+    memo[key] = value
+
+
+def _fields(record: Plan | Cluster) -> tuple:
+    """A small record's field values (pydantic keeps them in __dict__), cheaper than its JSON."""
+    return tuple(record.__dict__.values())
+
+
+def _content(record: Record) -> str:
+    """The full repr of a long-lived record (architecture, GPU, calibration, features), computed once per
+    object: records are never changed in place here (model_copy makes a new one). repr, not JSON: it keeps
+    the fields a dump excludes (RunFeatures.te_cross_entropy, lora_targets), which change the memory."""
+    known = _CONTENT.get(id(record))
+    if known is not None and known[0]() is record:
+        return known[1]
+    if len(_CONTENT) >= MEMO_SIZE:
+        _CONTENT.clear()
+    text = repr(record)
+    _CONTENT[id(record)] = (weakref.ref(record), text)
+    return text
+
+
+def _settings(run: RunSettings) -> tuple:
+    """RunSettings as a hashable key: its module list becomes a tuple, its features their repr (a field of
+    another unhashable type would fail loudly here, not be confused)."""
+    values = list(_SETTING_VALUES(run))
+    if values[_MODULES] is not None:
+        values[_MODULES] = tuple(values[_MODULES])
+    values[_FEATURES] = _content(values[_FEATURES])
+    return tuple(values)
+
+
+_SETTING_NAMES = tuple(f.name for f in fields(RunSettings))
+_SETTING_VALUES = attrgetter(*_SETTING_NAMES)
+_MODULES, _FEATURES = _SETTING_NAMES.index("recompute_modules"), _SETTING_NAMES.index("features")
+
+
+def static_floor_bytes(arch: ModelArch, run: RunSettings, num_gpus: int, overheads: MemoryOverheads) -> float:
+    """A peak no layout on `num_gpus` GPUs goes below: the non-expert weights, their gradients and optimizer
+    state spread perfectly over every GPU, with the fixed overheads (estimate_memory never shards them
+    finer: TP·PP·CP·DP = the GPU count; expert weights, activations and logits only add). The fewest-GPUs
+    loop skips the counts whose floor already exceeds the usable memory without enumerating a layout."""
+    d = dims_of(arch)
+    dense = mix_params(d, whole_model(d))
+    params = dense.tp_sharded + dense.replicated + d.hidden * d.vocab
+    state = 1.0 if run.fp8_param else 2.0
+    if run.mode != "peft":  # LoRA trains adapters only: the frozen weights have no gradient or state
+        state += 4.0 if run.grad_reduce_in_fp32 else 2.0
+        state += run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
+    allocated = state * params / num_gpus
+    return allocated * (1 + overheads.fragmentation) + overheads.non_torch_gib * GIB
 
 
 def _candidates(
@@ -510,9 +619,7 @@ def nearest_fit(
     )
 
     def full_recompute_memory(plan: Plan, fsdp: bool) -> MemoryEstimate:
-        return estimate_memory(
-            arch, plan, hardware, run.but(recompute="full", fsdp=fsdp), overheads=overheads
-        )
+        return memory_of(arch, plan, hardware, run.but(recompute="full", fsdp=fsdp), overheads)
 
     def leanest_fits(plan: Plan, fsdp: bool) -> bool:
         """Full recompute, or offloading all layers but one where the search proposes it, are the leanest
@@ -538,7 +645,7 @@ def nearest_fit(
         if leanest is None or memory.peak_bytes < leanest.memory.peak_bytes:
             # The leanest layout's speed is estimated with gradients reduced in fp32 whatever the recipe sets.
             leanest_run = run.but(recompute="full", grad_reduce_in_fp32=True)
-            speed = estimate_throughput(arch, plan, hardware, leanest_run, calibration=calibration)
+            speed = speed_of(arch, plan, hardware, leanest_run, calibration)
             leanest = RankedLayout(
                 rank=1,
                 plan=plan,
@@ -552,6 +659,8 @@ def nearest_fit(
         return NearestFit(fits=True, best_here=roomiest_first(found_here))
     smallest: tuple[int, RankedLayout] | None = None
     for gpus in gpu_counts_to_try(cluster.num_gpus, cluster.gpus_per_node, max_gpus):
+        if static_floor_bytes(arch, run, gpus, overheads) > hardware.usable_bytes:
+            continue  # not even the weights and optimizer state fit, whatever the layout
         other = cluster.model_copy(update={"num_gpus": gpus})
         found = search_layouts(arch, other, top_k=ROOM_CANDIDATES, **common) if something_fits(other) else []
         best = roomiest_first(found)
@@ -590,7 +699,7 @@ def fewest_offload_layers(
     fits both."""
 
     def memory(layers: int) -> MemoryEstimate:
-        return estimate_memory(arch, plan, hw, run.but(offload_layers=layers), overheads=ov)
+        return memory_of(arch, plan, hw, run.but(offload_layers=layers), ov)
 
     def gpu_fits(layers: int) -> bool:
         estimate = memory(layers)
@@ -623,10 +732,12 @@ def _try_recompute(
         tried: list[tuple[str | None, list[str] | None, int, MemoryEstimate]] = []
         for recompute, modules in recompute_options(arch):
             attempt = run.but(recompute=recompute, recompute_modules=modules, fsdp=fsdp)
-            memory = estimate_memory(arch, plan, hw, attempt, overheads=ov)
+            memory = memory_of(arch, plan, hw, attempt, ov)
             if memory.fits:
                 tried.append((recompute, modules, 0, memory))
                 break  # later options only recompute more: same layout, slower
+            if memory.peak_bytes - memory.breakdown.activations * (1 + ov.fragmentation) > hw.usable_bytes:
+                break  # what recompute cannot shrink (weights, state, logits, overheads) is already too much
         needs_relief = not tried or tried[0][0] is not None
         if needs_relief and offload_allowed(plan, fsdp, run.features):
             offloaded = fewest_offload_layers(arch, plan, hw, ov, run.but(fsdp=fsdp))
@@ -636,7 +747,7 @@ def _try_recompute(
             attempt = run.but(
                 recompute=recompute, recompute_modules=modules, fsdp=fsdp, offload_layers=offload
             )
-            speed = estimate_throughput(arch, plan, hw, attempt, calibration=cal)
+            speed = speed_of(arch, plan, hw, attempt, cal)
             score = speed.tokens_per_sec_per_gpu
             if key not in best or score > best[key][0]:
                 layout = RankedLayout(

@@ -51,7 +51,15 @@ SPEC_RUN_FIELDS = (
     "cross_entropy_loss_fusion",
     "cross_entropy_fusion_impl",
     "attention_backend",
+    "transformer_impl",
+    "attention_dropout",
+    "hidden_dropout",
+    "fp8_param_gather",
+    "use_transformer_engine_op_fuser",
+    "moe_mlp_glu_interleave_size",
 )
+# Dropout where the spec does not say: TransformerConfig's own defaults (Bridge's model providers set 0).
+TRANSFORMER_CONFIG_DROPOUT = 0.1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -232,6 +240,7 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
         "recompute_num_layers": values.get("model.recompute_num_layers"),
         "recompute_method": values.get("model.recompute_method"),
         "unfused_attention": materialises_scores(values.get("model.attention_backend")),
+        **_dropouts(*(_number(values.get(f"model.{k}_dropout")) for k in ("attention", "hidden")), 0.0),
         "grad_reduce_in_fp32": _flag(
             values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
         ),
@@ -281,6 +290,7 @@ def _recipe_split(values: dict[str, Any], arch: ModelArch, config) -> PipelineSp
 def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.models import TRANSFORMER_ARCH_FIELDS, arch_from_transformer_config
+    from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
     spec = load_spec(args.spec)
     model, train = spec["model"], spec.get("train") or {}
@@ -298,7 +308,8 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         )
     except UserError as error:
         raise UserError(f"spec {error}") from error
-    ddp = spec.get("ddp") or {}
+    ddp = {f"ddp.{k}": v for k, v in (spec.get("ddp") or {}).items()}
+    optimizer = {f"optimizer.{k}": _torch_dtype(k, v) for k, v in (spec.get("optimizer") or {}).items()}
     tp = int(model.get("tensor_model_parallel_size", 1))
     notes = [f"spec fields not used by the estimator: {', '.join(unknown)}"] if unknown else []
     return {
@@ -320,11 +331,15 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
         "recompute_modules": model.get("recompute_modules"),
         "recompute_num_layers": model.get("recompute_num_layers"),
         "recompute_method": model.get("recompute_method"),
-        "unfused_attention": materialises_scores(model.get("attention_backend")),
-        "grad_reduce_in_fp32": bool(ddp.get("grad_reduce_in_fp32", True)),
-        "distributed_optimizer": bool(ddp.get("use_distributed_optimizer", True)),
-        "fp8_param": bool(model.get("fp8_param", False)),
-        "fsdp": bool(ddp.get("use_megatron_fsdp", False)),
+        "unfused_attention": materialises_scores(
+            model.get("attention_backend"), model.get("transformer_impl")
+        ),
+        **_dropouts(model.get("attention_dropout"), model.get("hidden_dropout"), TRANSFORMER_CONFIG_DROPOUT),
+        "grad_reduce_in_fp32": bool(ddp.get("ddp.grad_reduce_in_fp32", True)),
+        "distributed_optimizer": shards_optimizer_state({**optimizer, **ddp}),
+        "optimizer_bytes": optimizer_state_bytes(optimizer),
+        "fp8_param": bool(model.get("fp8_param") or model.get("fp8_param_gather")),
+        "fsdp": bool(ddp.get("ddp.use_megatron_fsdp", False)),
         "offload_layers": int(model.get("cpu_offloading_num_layers") or 0)
         if model.get("cpu_offloading")
         else 0,
@@ -340,6 +355,8 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
                 "model.moe_token_dispatcher_type": model.get("moe_token_dispatcher_type"),
                 "model.cross_entropy_loss_fusion": bool(model.get("cross_entropy_loss_fusion", False)),
                 "model.cross_entropy_fusion_impl": model.get("cross_entropy_fusion_impl"),
+                "model.use_transformer_engine_op_fuser": model.get("use_transformer_engine_op_fuser"),
+                "model.moe_mlp_glu_interleave_size": model.get("moe_mlp_glu_interleave_size"),
             }
         ),
         "mtp_layers": int(model.get("mtp_num_layers") or 0),
@@ -348,10 +365,48 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def materialises_scores(backend: Any) -> bool:
+def materialises_scores(backend: Any, transformer_impl: Any = None) -> bool:
     """Megatron's AttnBackend "unfused" (TE's unfused path) and "local" (Megatron's own core attention)
-    keep the s×s softmax output; flash, fused and auto do not."""
-    return str(backend or "").rsplit(".", 1)[-1] in ("unfused", "local")
+    keep the s×s softmax output; flash, fused and auto do not. transformer_impl="local" builds the layers
+    from Megatron's own modules, whose core attention is DotProductAttention (unfused)."""
+    return str(backend or "").rsplit(".", 1)[-1] in ("unfused", "local") or transformer_impl == "local"
+
+
+# Spellings of the optimizer-state dtypes (OptimizerConfig main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype)
+TORCH_DTYPES = {
+    "torch.float32": ("fp32", "float32"),
+    "torch.float16": ("fp16", "float16"),
+    "torch.bfloat16": ("bf16", "bfloat16"),
+    "torch.uint8": ("uint8", "fp8"),
+}
+
+
+def _torch_dtype(key: str, value: Any) -> Any:
+    """An optimizer dtype field as torch names it ("bf16" -> "torch.bfloat16"); other fields unchanged."""
+    if not key.endswith("_dtype"):
+        return value
+    for name, spellings in TORCH_DTYPES.items():
+        if str(value).lower() in (name, *spellings):
+            return name
+    raise UserError(f"optimizer {key} must be one of fp32, fp16, bf16, uint8, not {value!r}")
+
+
+def _number(value: Any) -> float | None:
+    """A statically known number of a recipe field, else None (the provider's value is not extracted)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _dropouts(attention: Any, hidden: Any, default: float) -> dict[str, float]:
+    """Dropout probabilities as numbers (`default` where unset); a bad value is the user's to fix."""
+    out = {}
+    for name, value in (("attention_dropout", attention), ("hidden_dropout", hidden)):
+        try:
+            out[name] = default if value is None else float(value)
+        except (TypeError, ValueError) as error:
+            raise UserError(f"{name} must be a number between 0 and 1, not {value!r}") from error
+        if not 0.0 <= out[name] < 1.0:
+            raise UserError(f"{name} must be a number between 0 and 1, not {value!r}")
+    return out
 
 
 def _lora_fields(dim: Any, targets: Any) -> dict[str, Any]:
