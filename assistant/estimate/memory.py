@@ -465,8 +465,8 @@ def estimate_memory(
     assumptions += _assumptions(sp, t, fp8, recompute, modules, run.distributed_optimizer, dp, c, ov,
                                 run.cuda_graphs)  # fmt: skip
     if run.unfused_attention:
-        kept = "softmax output, dropout mask and output" if run.attention_dropout > 0 else "softmax output"
-        assumptions.append(f"unfused attention: the s×s {kept} of every head is stored")
+        stored = "softmax output, dropout mask and output" if run.attention_dropout > 0 else "softmax output"
+        assumptions.append(f"unfused attention: the s×s {stored} of every head is stored")
     if run.hidden_dropout > 0:
         assumptions.append("hidden dropout: each sublayer keeps a 1-byte mask of its output")
     host_fits = offloaded <= HOST_MEMORY_SHARE * hw.host_memory_bytes

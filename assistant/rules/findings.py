@@ -23,12 +23,14 @@ def finding(
     """A finding; its message is a catalog Message (put in words in both languages, as the JSON carries
     both), or for sentences not yet in the catalog, the English and Chinese text."""
     if isinstance(message, Message):
-        message, message_zh = message.render("en"), message.render("zh")
+        text, text_zh = message.render("en"), message.render("zh")
+    else:
+        text, text_zh = message, message_zh or ""
     return Finding(
         id=rule_id,
         severity=severity,
-        message=message,
-        message_zh=message_zh or "",
+        message=text,
+        message_zh=text_zh,
         upstream_error=upstream_error,
         fix=fix,
     )
