@@ -47,6 +47,7 @@ from assistant.rules.fit import estimate_fit
 from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
+from assistant.topic_answer import load_facts, topic_lead
 from assistant.settings import Settings, get_settings
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
@@ -158,6 +159,19 @@ def _answer_passages(settings: Settings, text: str, query: str, lang: str, versi
 def _abstain_line(settings: Settings, question: str, version: str, lang: str) -> str:
     table = load_topics(settings.knowledge_base)
     return abstention(focus_of(question, table, moe=None), table, version, lang)
+
+
+def _topic_lead(settings: Settings, text: str, slots: Slots, hits: list[Hit], version: str, lang: str) -> str:
+    """Own sentences naming the topic, release and model before the quoted passages (assistant/topic_answer)."""
+    names = catalog_names(version)
+    if slots.recipe_name and slots.recipe_name in names:
+        entity = f"`{slots.recipe_name}`"
+    else:
+        entity = slots.model_text or slots.hf_model_id or ""
+    return topic_lead(
+        text, hits, version, lang, topics=load_topics(settings.knowledge_base),
+        facts=load_facts(settings.knowledge_base), entity=entity,
+    )  # fmt: skip
 
 
 RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transformer_config.py
@@ -685,7 +699,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.findings = [f.to_json() for f in stated]
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
-            passages = _passages_answer(hits, answer_lang, *intro)
+            lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
+            passages = "\n\n".join(p for p in (lead, _passages_answer(hits, answer_lang, *intro)) if p)
         else:
             passages = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.answer_markdown = "\n\n".join(
@@ -739,6 +754,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             s
             for s in [
                 _support(text, slots, ctx, answer_lang) if general else "",
+                _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang) if hits else "",
                 _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
