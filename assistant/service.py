@@ -47,7 +47,7 @@ from assistant.rules.fit import estimate_fit
 from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
-from assistant.topic_answer import load_facts, topic_lead
+from assistant.topic_answer import asks_if_known_bug, load_facts, topic_lead
 from assistant.settings import Settings, get_settings
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
@@ -526,6 +526,8 @@ def _route(slots: Slots, text: str, ctx: VersionContext) -> Slots:
         return slots.model_copy(update={"model_stem": PARITY_STEM, "goal": "pretrain", "intent": "recommend"})
     if slots.intent == "benchmark" and not (slots.model_stem or slots.model_text or slots.recipe_name):
         return slots.model_copy(update={"intent": "explain"})
+    if slots.intent == "recommend" and asks_if_known_bug(text):
+        return slots.model_copy(update={"intent": "explain"})
     return slots
 
 
@@ -731,6 +733,11 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     if needed:
         question_back = clarifying_question(needed, answer_lang)
         family = candidate_stems(slots.model_text, list(ctx.stems)) if slots.model_text else []
+        if slots.model_text and not (slots.model_stem or slots.recipe_name or slots.hf_model_id or family):
+            # "Does Bridge support Mixtral 8x7B?": a model the catalog has no recipe for, whatever the goal.
+            answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
+            answer.follow_up = [answer.answer_markdown]
+            return answer
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
             question_back += " " + say(

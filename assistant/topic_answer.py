@@ -11,6 +11,7 @@ Pure apart from `load_facts`; no fact is written that the table does not hold.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,6 +21,14 @@ from assistant.records import Hit
 from assistant.relevance import TopicTable
 
 MAX_FACTS = 2
+# "Is that a known bug?": a question about a release's behaviour, not a request for a recipe.
+_KNOWN_BUG = re.compile(
+    r"\bknown (?:bug|issue|problem)\b|\bis (?:this|that|it) a bug\b|已知(?:的)?问题|是不是\s?bug|是\s?bug\s?吗", re.I
+)
+
+
+def asks_if_known_bug(text: str) -> bool:
+    return _KNOWN_BUG.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -41,9 +50,13 @@ class SectionFact:
 class FactTable:
     sections: dict[str, tuple[SectionFact, ...]]
     labels: dict[str, dict[str, str]]  # topic id -> {"en": ..., "zh": ...}
+    defaults: dict[str, str]  # topic id -> the section that answers a question naming the topic
 
-    def fact(self, anchor: str, version: str) -> SectionFact | None:
-        return next((f for f in self.sections.get(anchor, ()) if f.holds_for(version)), None)
+    def fact(self, anchor: str, version: str, words: frozenset[str] = frozenset()) -> SectionFact | None:
+        """The section's fact for the release; of several (one per row of a table), the one sharing most
+        words with the question, the first on a tie."""
+        held = [f for f in self.sections.get(anchor, ()) if f.holds_for(version)]
+        return max(held, key=lambda f: len(words & _words(f.en)), default=None)
 
 
 @lru_cache(maxsize=4)
@@ -51,7 +64,7 @@ def load_facts(knowledge_base: Path) -> FactTable:
     """The section facts of a knowledge base; one without the file (a user's own documents) has none."""
     path = knowledge_base / "section_facts.json"
     if not path.exists():
-        return FactTable(sections={}, labels={})
+        return FactTable(sections={}, labels={}, defaults={})
     data = json.loads(path.read_text(encoding="utf-8"))
     sections = {
         anchor: tuple(
@@ -66,7 +79,20 @@ def load_facts(knowledge_base: Path) -> FactTable:
         )
         for anchor, facts in data["sections"].items()
     }
-    return FactTable(sections=sections, labels=data.get("labels", {}))
+    return FactTable(sections=sections, labels=data.get("labels", {}), defaults=data.get("defaults", {}))
+
+
+# Words of four letters or more, and short upper-case acronyms (TP, ETP, MoE, CP) that name the subject.
+_WORD = re.compile(r"[a-z][a-z0-9_.]{3,}|\b[A-Z][A-Za-z]{1,3}\b", re.I)
+_COMMON = frozenset((
+    "megatron", "bridge", "with", "that", "this", "from", "what", "which", "when", "does", "have", "should",
+    "there", "into", "only", "your", "release", "model", "models", "on", "is", "if", "in", "it", "at", "an",
+    "to", "do", "can", "how", "why", "the", "and", "for", "are", "was", "my", "me", "or", "of", "be", "not",
+))  # fmt: skip
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower().strip(".") for w in _WORD.findall(text)} - _COMMON
 
 
 def anchor_of(hit: Hit) -> str:
@@ -95,16 +121,23 @@ def topic_lead(
     `entity`: the model or recipe the question names, already formatted (a catalog name in backticks or the
     user's words), so the answer says whom it is about."""
     named = [t.id for t in topics.named_in(question)]
+    # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
+    words = frozenset(_words(question))
+    candidates = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
+    candidates += [f for h in _ordered(hits, named, topics) if (f := facts.fact(anchor_of(h), version, words))]
     picked: list[SectionFact] = []
-    for hit in _ordered(hits, named, topics):
-        fact = facts.fact(anchor_of(hit), version)
-        if fact is not None and fact not in picked:
+    for fact in candidates:
+        # the first fact is the best section's; a second one must share words with the question
+        if fact not in picked and (not picked or len(words & _words(fact.en)) >= 2):
             picked.append(fact)
         if len(picked) == MAX_FACTS:
             break
     if not picked:
         return ""
-    topic_ids = named or sorted(topics.covering(next(h for h in hits if facts.fact(anchor_of(h), version))))
+    first = f"guide/en/{picked[0].anchor}"  # the topic of the leading fact names the answer
+    covering = [t.id for t in topics.topics if t.covers(first)]
+    leading = [t for t, anchor in facts.defaults.items() if anchor == picked[0].anchor and t in named]
+    topic_ids = leading or [t for t in named if t in covering] or covering or named
     label = next((facts.labels[t][lang] for t in topic_ids if t in facts.labels), "")
     upstream = topics.upstream_for(list(topic_ids), version)
     sources = list(dict.fromkeys(s for f in picked for s in f.sources))
