@@ -47,8 +47,8 @@ from assistant.rules.fit import estimate_fit
 from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
-from assistant.topic_answer import asks_if_known_bug, load_facts, topic_lead
 from assistant.settings import Settings, get_settings
+from assistant.topic_answer import asks_beyond_recipe, asks_if_known_bug, load_facts, topic_lead
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.version_facts import dataset_fact, launcher_facts
@@ -162,7 +162,7 @@ def _abstain_line(settings: Settings, question: str, version: str, lang: str) ->
 
 
 def _topic_lead(settings: Settings, text: str, slots: Slots, hits: list[Hit], version: str, lang: str) -> str:
-    """Own sentences naming the topic, release and model before the quoted passages (assistant/topic_answer)."""
+    """Own sentences naming the topic, release and model before the quotes (assistant/topic_answer)."""
     names = catalog_names(version)
     if slots.recipe_name and slots.recipe_name in names:
         entity = f"`{slots.recipe_name}`"
@@ -888,8 +888,12 @@ def _answer_from(
         )
     if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
-        answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
+        hits = _retrieve(settings, query, lang, ctx.catalog.version)
+        answer.citations = citations_from(hits)
         answer.checklist = checklist(ctx.catalog, lang)
+        if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base)):
+            # "How do I switch deepseek_v3_pretrain_config to HybridEP?": the recipe, and the topic's facts.
+            preface.append(_topic_lead(settings, text, rec.slots, hits, ctx.catalog.version, lang))
     answer.recipe = rec.recipe
     answer.dataset = rec.dataset
     answer.plan = rec.plan.to_json() if rec.plan else None

@@ -1,4 +1,4 @@
-"""The assistant's own sentences for a question on a guide topic (recompute, checkpoints, data, MoE dispatch, ...).
+"""The assistant's own sentences for a question on a guide topic (recompute, checkpoints, data, MoE, ...).
 
 Quoting a guide section is not an answer by itself: the reader has to find the sentence that matters, and a
 quote never says which release or which model it was read for. This module writes one or two sentences
@@ -23,12 +23,23 @@ from assistant.relevance import TopicTable
 MAX_FACTS = 2
 # "Is that a known bug?": a question about a release's behaviour, not a request for a recipe.
 _KNOWN_BUG = re.compile(
-    r"\bknown (?:bug|issue|problem)\b|\bis (?:this|that|it) a bug\b|已知(?:的)?问题|是不是\s?bug|是\s?bug\s?吗", re.I
+    r"\bknown (?:bug|issue|problem)\b|\bis (?:this|that|it) a bug\b"
+    r"|已知(?:的)?问题|是不是\s?bug|是\s?bug\s?吗",
+    re.IGNORECASE,
 )
+
+
+# Topics a recommendation answers itself (layout, batch, sequence, launch, LoRA recipe, precision preset).
+_RECIPE_TOPICS = frozenset(("parallelism", "launch", "sequence", "microbatches", "peft", "precision"))
 
 
 def asks_if_known_bug(text: str) -> bool:
     return _KNOWN_BUG.search(text) is not None
+
+
+def asks_beyond_recipe(text: str, topics: TopicTable) -> bool:
+    """True when a question about a recipe also names a topic the recommendation does not cover itself."""
+    return any(t.id not in _RECIPE_TOPICS for t in topics.named_in(text))
 
 
 @dataclass(frozen=True)
@@ -96,7 +107,7 @@ def _words(text: str) -> set[str]:
 
 
 def anchor_of(hit: Hit) -> str:
-    """"guide/en/recompute.md#full-recompute" -> "recompute.md#full-recompute" (same anchors in en and zh)."""
+    """The section key of a passage: "guide/en/x.md#a" -> "x.md#a" (en and zh share the anchors)."""
     return hit.source.rsplit("/", 1)[-1]
 
 
@@ -124,7 +135,9 @@ def topic_lead(
     # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
     words = frozenset(_words(question))
     candidates = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
-    candidates += [f for h in _ordered(hits, named, topics) if (f := facts.fact(anchor_of(h), version, words))]
+    for hit in _ordered(hits, named, topics):
+        if fact := facts.fact(anchor_of(hit), version, words):
+            candidates.append(fact)
     picked: list[SectionFact] = []
     for fact in candidates:
         # the first fact is the best section's; a second one must share words with the question
@@ -144,13 +157,21 @@ def topic_lead(
     body = ("；" if lang == "zh" else "; ").join(f.text(lang) for f in picked)
     if lang == "zh":
         about = f"，针对 {entity}" if entity else ""
-        head = f"**{label}**（Megatron-Bridge {version}{about}）：" if label else f"Megatron-Bridge {version}{about}："
+        head = (
+            f"**{label}**（Megatron-Bridge {version}{about}）："
+            if label
+            else f"Megatron-Bridge {version}{about}："
+        )
         lines = [f"{head}{body}。", "来源：" + "；".join(f"`{s}`" for s in sources)]
         if upstream:
             lines.append(f"该版本的上游文档：{'、'.join(f'`{p}`' for p in upstream)}。")
         return "\n\n".join(lines)
     about = f", for {entity}" if entity else ""
-    head = f"**{label}** (Megatron-Bridge {version}{about}): " if label else f"Megatron-Bridge {version}{about}: "
+    head = (
+        f"**{label}** (Megatron-Bridge {version}{about}): "
+        if label
+        else f"Megatron-Bridge {version}{about}: "
+    )
     lines = [f"{head}{body[:1].upper()}{body[1:]}.", "Source: " + "; ".join(f"`{s}`" for s in sources)]
     if upstream:
         lines.append(f"Upstream doc in that release: {' and '.join(f'`{p}`' for p in upstream)}.")
