@@ -111,12 +111,6 @@ def anchor_of(hit: Hit) -> str:
     return hit.source.rsplit("/", 1)[-1]
 
 
-def _ordered(hits: Sequence[Hit], topic_ids: Sequence[str], table: TopicTable) -> list[Hit]:
-    """The passages of the topics the question names first, in retrieval order otherwise."""
-    named = [t for t in table.topics if t.id in topic_ids]
-    return sorted(hits, key=lambda h: not any(t.covers(h.source) for t in named))
-
-
 def topic_lead(
     question: str,
     hits: Sequence[Hit],
@@ -132,11 +126,15 @@ def topic_lead(
     `entity`: the model or recipe the question names, already formatted (a catalog name in backticks or the
     user's words), so the answer says whom it is about."""
     named = [t.id for t in topics.named_in(question)]
+    if not named:  # a passage near the words of a question that names no topic is no ground for a claim
+        return ""
     # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
     words = frozenset(_words(question))
     candidates = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
-    for hit in _ordered(hits, named, topics):
-        if fact := facts.fact(anchor_of(hit), version, words):
+    on_topic = [t for t in topics.topics if t.id in named]
+    for hit in hits:
+        fact = facts.fact(anchor_of(hit), version, words)
+        if fact is not None and any(t.covers(hit.source) for t in on_topic):
             candidates.append(fact)
     picked: list[SectionFact] = []
     for fact in candidates:

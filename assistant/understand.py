@@ -139,7 +139,7 @@ _ERROR_MARKERS = rx(
     _ERROR_HEAD + r"|\bassertionerror\b|\bruntimeerror\b"
     r"|cuda graph accepts only|\booms?\b|out of memory|outofmemory|显存溢出|显存不足|爆显存|报错|\bsegfault\b"
     r"|segmentation fault|\bnccl (?:error|timeout)\b|\bkilled\b|core dumped|\bcrash(?:ed|es)?\b"
-    r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|吞吐很差|吞吐低|气泡太大"
+    r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|这么慢|那么慢|好慢|慢了|吞吐很差|吞吐低|气泡太大"
     r"|must be (?:divisible|a multiple)|(?:is )?not divisible|should be divisible|should be \d+ when"
     r"|is only supported|\bfail(?:s|ed)\b|initialize_model_parallel"
     r"|only supported with|\bnot supported\b|invalid choice|\binvalid\b|watchdog|timed out|\btimeout\b"
@@ -489,7 +489,7 @@ _DOMAIN = rx(
 _SLOW = rx(
     r"\b(?:throughput|performance|mfu|tokens/s|tflops?)\b[^.?!]{0,30}\b(?:poor|low|bad|drops?|dropped|worse)\b"
     r"|\b(?:poor|low|bad)\s+(?:throughput|performance|mfu|utili[sz]ation)\b|\bslow(?:er)?\b"
-    r"|吞吐.{0,6}(?:低|差|不高|下降)|速度.{0,4}(?:慢|低)|太慢|很慢|变慢|MFU.{0,6}(?:低|不高)"
+    r"|吞吐.{0,6}(?:低|差|不高|下降)|速度.{0,4}(?:慢|低)|太慢|很慢|变慢|这么慢|那么慢|好慢|慢了|MFU.{0,6}(?:低|不高)"
 )
 
 
