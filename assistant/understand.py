@@ -130,7 +130,8 @@ def detect_language(text: str) -> str:
     messages aside."""
     cjk = _cjk_count(text)
     words = len(re.findall(r"[A-Za-z][A-Za-z0-9_.\-]*", _PASTED_ERROR.sub(" ", text)))
-    return "zh" if (cjk >= 2 or (cjk and not words)) and cjk >= 0.6 * words else "en"
+    # Six Chinese characters are a Chinese sentence, however long the English error it quotes.
+    return "zh" if cjk >= 6 or ((cjk >= 2 or (cjk and not words)) and cjk >= 0.6 * words) else "en"
 
 
 # ---------------------------------------------------------------- errors (troubleshoot)
@@ -486,6 +487,7 @@ _DOMAIN = rx(
 )
 
 
+_SEQ_KEYS = frozenset(("model.seq_length", "dataset.seq_length"))  # a length alone is not a config to check
 _SLOW = rx(
     r"\b(?:throughput|performance|mfu|tokens/s|tflops?)\b[^.?!]{0,30}\b(?:poor|low|bad|drops?|dropped|worse)\b"
     r"|\b(?:poor|low|bad)\s+(?:throughput|performance|mfu|utili[sz]ation)\b|\bslow(?:er)?\b"
@@ -685,11 +687,11 @@ def understand(
         has_error=error_text is not None,
         has_training_content=has_content,
         # A sequence length written as KEY=VALUE is a slot, not a config to validate.
-        has_overrides=bool(set(overrides) - {"model.seq_length"}),
+        has_overrides=bool(set(overrides) - _SEQ_KEYS),
         n_versions=len(versions),
         has_setup=bool(slots.get("model_text") or recipe_m or num_gpus or num_nodes),
     )
-    named = slots.get("model_text") or recipe_m or set(overrides) - {"model.seq_length"}
+    named = slots.get("model_text") or recipe_m or set(overrides) - _SEQ_KEYS
     short = len(t.strip()) <= FOLLOW_UP_CHARS
     if not named and short and intent in ("out_of_scope", "troubleshoot", "explain"):
         # "it's slow, why?", "why?": about the last plan; the conversation decides (session.py).
