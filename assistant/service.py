@@ -7,6 +7,7 @@ catalog and the rule module; retrieval only adds passages to cite; the optional 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -343,7 +344,9 @@ def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
         source=SourceRef(path="", line=0), mode=slots.goal, packed_sequence=mentions_packing(text),
     )  # fmt: skip
     config = build_config(record, stated, version=version)
-    cluster = Cluster(num_gpus=config.tp * config.pp * config.cp)
+    # no GPU count is known: the fewest GPUs both meshes of the stated sizes fit on
+    dense, expert = config.tp * config.pp * config.cp, config.pp * config.ep * (config.etp or 1)
+    cluster = Cluster(num_gpus=math.lcm(dense, expert))
     return [
         f
         for f in validate(config, None, cluster, version)

@@ -103,7 +103,9 @@ _COMMON = frozenset((
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower().strip(".") for w in _WORD.findall(text)} - _COMMON
+    """The words that can name a subject; a dotted key also gives its parts ("rng.te_rng_tracker")."""
+    found = {w.lower().strip(".") for w in _WORD.findall(text)}
+    return (found | {part for w in found for part in w.split(".") if len(part) >= 4}) - _COMMON
 
 
 def anchor_of(hit: Hit) -> str:
@@ -128,18 +130,22 @@ def topic_lead(
     named = [t.id for t in topics.named_in(question)]
     if not named:  # a passage near the words of a question that names no topic is no ground for a claim
         return ""
-    # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
     words = frozenset(_words(question))
-    candidates = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
+    # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
+    leading = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
     on_topic = [t for t in topics.topics if t.id in named]
+    found = []
     for hit in hits:
         fact = facts.fact(anchor_of(hit), version, words)
         if fact is not None and any(t.covers(hit.source) for t in on_topic):
-            candidates.append(fact)
+            found.append(fact)
+    # of the sections retrieval found, those sharing most words with the question first (stable)
+    found.sort(key=lambda f: -len(words & _words(f.en)))
     picked: list[SectionFact] = []
-    for fact in candidates:
-        # the first fact is the best section's; a second one must share words with the question
-        if fact not in picked and (not picked or len(words & _words(fact.en)) >= 2):
+    for fact in leading + found:
+        # a second fact must share words with the question; the same sentence is said once
+        shared = len(words & _words(fact.en))
+        if all(fact.en != p.en for p in picked) and (not picked or shared >= 2):
             picked.append(fact)
         if len(picked) == MAX_FACTS:
             break
