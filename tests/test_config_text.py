@@ -128,7 +128,8 @@ def test_understand_reads_sizes_from_prose_and_keeps_defaults_out():
     ("text", "expected"),
     [
         (
-            "fails: Micro batch size should be 1 when training with packed sequence, but your micro batch size is 4.",
+            "fails: Micro batch size should be 1 when training with packed sequence, "
+            "but your micro batch size is 4.",
             {"train.micro_batch_size": "4"},
         ),
         (
