@@ -21,6 +21,7 @@ from assistant.records import Hit
 from assistant.relevance import TopicTable
 
 MAX_FACTS = 2
+UNSEEN_WORDS = 3  # words a section retrieval did not find must share with the question to be stated
 # "Is that a known bug?": a question about a release's behaviour, not a request for a recipe.
 _KNOWN_BUG = re.compile(
     r"\bknown (?:bug|issue|problem)\b|\bis (?:this|that|it) a bug\b"
@@ -134,18 +135,24 @@ def topic_lead(
     # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
     leading = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
     on_topic = [t for t in topics.topics if t.id in named]
-    found = []
-    for hit in hits:
-        fact = facts.fact(anchor_of(hit), version, words)
-        if fact is not None and any(t.covers(hit.source) for t in on_topic):
-            found.append(fact)
-    # of the sections retrieval found, those sharing most words with the question first (stable)
-    found.sort(key=lambda f: -len(words & _words(f.en)))
+    retrieved = [anchor_of(h) for h in hits if any(t.covers(h.source) for t in on_topic)]
+    # A section of a named topic that retrieval missed still counts when it names what the question names
+    # ("cuda_graph_impl=local" with a "mlp" scope): passages rank by words, a fact's keys are exact.
+    unseen = [
+        a for a in facts.sections if a not in retrieved and any(t.covers(f"guide/en/{a}") for t in on_topic)
+    ]
+
+    def shared(fact: SectionFact) -> int:
+        return len(words & _words(fact.en))
+
+    found = [f for a in retrieved if (f := facts.fact(a, version, words))]
+    found += [f for a in unseen if (f := facts.fact(a, version, words)) and shared(f) >= UNSEEN_WORDS]
+    # the sections sharing most words with the question first; retrieval's order breaks ties
+    found.sort(key=lambda f: -(shared(f) + (f.anchor in retrieved)))
     picked: list[SectionFact] = []
     for fact in leading + found:
         # a second fact must share words with the question; the same sentence is said once
-        shared = len(words & _words(fact.en))
-        if all(fact.en != p.en for p in picked) and (not picked or shared >= 2):
+        if all(fact.en != p.en for p in picked) and (not picked or shared(fact) >= 2):
             picked.append(fact)
         if len(picked) == MAX_FACTS:
             break
