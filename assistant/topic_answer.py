@@ -106,7 +106,8 @@ _COMMON = frozenset((
 def _words(text: str) -> set[str]:
     """The words that can name a subject; a dotted key also gives its parts ("rng.te_rng_tracker")."""
     found = {w.lower().strip(".") for w in _WORD.findall(text)}
-    return (found | {part for w in found for part in w.split(".") if len(part) >= 4}) - _COMMON
+    found |= {part for w in found for part in w.split(".") if len(part) >= 4}
+    return {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in found} - _COMMON  # "resumes" ~ "resume"
 
 
 def anchor_of(hit: Hit) -> str:
