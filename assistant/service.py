@@ -49,7 +49,13 @@ from assistant.rules.resize import resize
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
-from assistant.topic_answer import asks_beyond_recipe, asks_if_known_bug, load_facts, topic_lead
+from assistant.topic_answer import (
+    asks_beyond_recipe,
+    asks_if_known_bug,
+    load_facts,
+    topic_lead,
+    uncovered_line,
+)
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.version_facts import dataset_fact, launcher_facts
@@ -173,6 +179,12 @@ def _topic_lead(settings: Settings, text: str, slots: Slots, hits: list[Hit], ve
         text, hits, version, lang, topics=load_topics(settings.knowledge_base),
         facts=load_facts(settings.knowledge_base), entity=entity,
     )  # fmt: skip
+
+
+def _uncovered(settings: Settings, text: str, shown: str, version: str, lang: str) -> str:
+    """What the question names that nothing shown mentions, said plainly (assistant/topic_answer)."""
+    table = load_topics(settings.knowledge_base)
+    return uncovered_line(text, shown, version, lang, topics=table)
 
 
 RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transformer_config.py
@@ -705,7 +717,10 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
             lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
-            passages = "\n\n".join(p for p in (lead, _passages_answer(hits, answer_lang, *intro)) if p)
+            quoted = _passages_answer(hits, answer_lang, *intro)
+            shown = "\n".join((context, lead, quoted))
+            gap = _uncovered(settings, text, shown, ctx.catalog.version, answer_lang)
+            passages = "\n\n".join(p for p in (lead, gap, quoted) if p)
         else:
             passages = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.answer_markdown = "\n\n".join(

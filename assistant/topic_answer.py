@@ -188,3 +188,47 @@ def topic_lead(
     if upstream:
         lines.append(f"Upstream doc in that release: {' and '.join(f'`{p}`' for p in upstream)}.")
     return "\n\n".join(lines)
+
+
+# Config keys and error texts the question names; acronyms people use for a model part ("GDN", "MTP").
+_IDENTIFIER = re.compile(r"(?<![\w.])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w.])")
+_ACRONYM = re.compile(r"(?<![\w.-])[A-Z]{3,5}(?![\w.-])")
+_KNOWN_ACRONYMS = frozenset((
+    "GPU", "GPUS", "SFT", "PEFT", "LORA", "DORA", "CUDA", "NCCL", "YAML", "JSON", "JSONL", "OOM", "API",
+    "CLI", "MOE", "VLM", "FSDP", "HSDP", "MLA", "NVL", "BF16", "FP16", "FP8", "MFU", "HBM", "AND", "THD",
+))  # fmt: skip
+
+
+_RAISED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:\s*([^\n]{25,})")
+_QUOTED = re.compile(r"(?<!\w)['\"“‘]([A-Za-z][^'\"”’\n]{24,199})['\"”’](?!\w)")
+QUOTE_CHARS = 40  # how much of a message is compared: logs and pastes cut or reflow the rest
+
+
+def _messages(text: str) -> list[str]:
+    """The error messages a question quotes: after "SomeError:", or between quotes."""
+    found = [m.group(1) for m in _RAISED.finditer(text)] + [m.group(1) for m in _QUOTED.finditer(text)]
+    return list(dict.fromkeys(m.strip()[:QUOTE_CHARS].rstrip() for m in found))
+
+
+def uncovered_line(
+    question: str, shown: str, version: str, lang: str, *, topics: TopicTable
+) -> str:
+    """One honest line when the answer never mentions a key, acronym or error text the question names
+    ("padding_free", "GDN", an error message no passage quotes): the shown text is only near the question,
+    so say what is not covered and where that release documents it. "" when everything named appears."""
+    seen = shown.lower()
+    named = [m for m in _IDENTIFIER.findall(question) if m not in seen]
+    named += [m for m in _ACRONYM.findall(question) if m not in _KNOWN_ACRONYMS and m.lower() not in seen]
+    flat = " ".join(seen.split())
+    for message in _messages(" ".join(question.split())):
+        if message.lower() not in flat:
+            named.append(message)
+    if not named:
+        return ""
+    listed = ", ".join(f"`{n}`" for n in dict.fromkeys(named))
+    ids = [t.id for t in topics.named_in(question)]
+    paths = topics.upstream_for(ids, version) or topics.fallback.get(version, ())
+    where = (" and " if lang == "en" else "、").join(f"`{p}`" for p in paths)
+    if lang == "zh":
+        return f"知识库中没有找到关于 {listed} 的内容（Megatron-Bridge {version}）；请查阅该版本的 {where}。"
+    return f"Nothing in the guide covers {listed} for Megatron-Bridge {version}; the answer lives in {where}."

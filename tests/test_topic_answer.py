@@ -202,3 +202,24 @@ def test_a_known_bug_question_on_a_named_recipe_is_not_a_recommendation():
     )
     assert answer.intent == "explain" and answer.commands is None or not answer.commands.torchrun
     assert "#4667" in answer.answer_markdown
+
+
+def test_what_the_question_names_and_nothing_shown_mentions_is_said_plainly():
+    from assistant.topic_answer import uncovered_line
+
+    question = "With the hybridep backend and padding_free, the all-gather hangs. What should I do?"
+    line = uncovered_line(question, "HybridEP works inside one NVLink domain", "0.3.1", "en", topics=TOPICS)
+    assert line.startswith("Nothing in the guide covers `padding_free` for Megatron-Bridge 0.3.1")
+    assert "docs/" in line or "src/" in line  # where that release documents the topic
+    # an error message no passage quotes is named too; one a passage quotes is not
+    raised = (
+        "FP8 SFT fails: AssertionError: FP8 execution requires 2D input matrices with height divisible by 8"
+    )
+    assert "`FP8 execution requires 2D input matrices`" in uncovered_line(
+        raised, "FP8 needs compute capability 8.9", "0.3.1", "en", topics=TOPICS
+    )
+    quoted = "run_recipe.py says ValueError: Mode 'sft' is incompatible with dataset 'mock'. Why?"
+    shown = "Error: `ValueError: Mode 'sft' is incompatible with dataset 'mock'.`"
+    assert uncovered_line(quoted, shown, "0.6.0", "en", topics=TOPICS) == ""
+    zh = uncovered_line("GDN 层能单独重计算吗？", "recompute_modules", "0.5.1", "zh", topics=TOPICS)
+    assert zh.startswith("知识库中没有找到关于 `GDN` 的内容（Megatron-Bridge 0.5.1）")
