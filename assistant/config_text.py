@@ -45,6 +45,11 @@ class StatedConfig:
     defaults: dict[str, str] = field(default_factory=dict)
 
 
+# A bare sequence length ("seq_length=10000") is the run's: the launcher's shortcut sets the dataset's and
+# the model's together. A dotted one ("model.seq_length=...") is only that field (a mismatch is an error).
+_BARE_SEQ_KEYS = tuple(SHORTCUTS["seq_length"])
+
+
 def config_key(name: str) -> str | None:
     """The dotted config key a written name sets, or None when it is not a config key."""
     lower = name.lower()
@@ -71,7 +76,7 @@ def config_key(name: str) -> str | None:
 _SHORT_NAMES = sorted({*SHORTCUTS, *_ALIASES}, key=len, reverse=True)
 _OVERRIDE = re.compile(
     r"(?<![A-Za-z0-9_.\-])([A-Za-z_][A-Za-z0-9_]{0,60}(?:\.[A-Za-z0-9_]{1,60}){0,6})\s*=\s*"
-    r"(\[[^\]\n]{0,300}\]|\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|[^\s,;'\"，；。)]{1,300})"
+    r"(\[[^\]\n]{0,300}\]|\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|[^\s,;'\"，；。、(（)）]{1,300})"
 )
 # "EP 设成 6", "TP 改为 4", "set ep to 6": a short parallelism name given a number in words.
 _SHORT_IN_WORDS = re.compile(
@@ -86,6 +91,14 @@ _SIZE = re.compile(
     rf"(?<![A-Za-z_.\-])({_SIZE_NAMES})\s*(?:[:：]|为|是)?\s*(\d{{1,7}})"
     rf"(?![\d.]|(?!(?:{_SIZE_NAMES})\d)[A-Za-z_]|\s*(?:gpus?\b|cards?\b|nodes?\b|卡|张|台|个节点|节点))",
     re.IGNORECASE,
+)
+# The values upstream error texts print ("but your micro batch size is 4", "global batch size (192) is not
+# divisible by micro batch size (1)", "multiple of tensor_model_parallel_size (16)"): the run's own settings.
+_ERROR_VALUES = (
+    (re.compile(r"\bmicro batch size (?:is |\()(\d{1,7})\b", re.IGNORECASE), "train.micro_batch_size"),
+    (re.compile(r"\bglobal batch size \((\d{1,9})\)", re.IGNORECASE), "train.global_batch_size"),
+    (re.compile(r"\btensor_model_parallel_size \((\d{1,5})\)"), "model.tensor_model_parallel_size"),
+    (re.compile(r"\bcontext_parallel_size \((\d{1,5})\)"), "model.context_parallel_size"),
 )
 _YAML_LINE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:(?:\s+(.*?))?\s*$")
 # Megatron's argument dump: "  tensor_model_parallel_size ...................... 4".
@@ -145,18 +158,23 @@ def read_config_text(text: str) -> StatedConfig:
     overrides: dict[str, str] = {}
     defaults: dict[str, str] = {}
 
-    def put(key: str | None, value: str, start: int, end: int, prose: bool = True) -> None:
+    def put(key: str | None, value: str, start: int, end: int, prose: bool = True, name: str = "") -> None:
         if key is None or not value:
             return
         target = defaults if prose and _is_default(masked, start, end) else overrides
         target[key] = value
+        if key == "model.seq_length" and name and "." not in name:
+            target.update(dict.fromkeys(_BARE_SEQ_KEYS, value))
 
     for m in _SHORT_IN_WORDS.finditer(masked):
         put(config_key(m.group(1)), m.group(2), m.start(), m.end())
     for m in _SIZE.finditer(masked):
         put(config_key(m.group(1)), m.group(2), m.start(), m.end())
     for m in _OVERRIDE.finditer(masked):
-        put(config_key(m.group(1)), _clean(m.group(2)), m.start(), m.end())
+        put(config_key(m.group(1)), _clean(m.group(2)), m.start(), m.end(), name=m.group(1))
+    for pattern, key in _ERROR_VALUES:
+        for m in pattern.finditer(masked):
+            put(key, m.group(1), 0, 0, prose=False)
     for path, value in _yaml_pairs(masked):
         put(config_key(path) or config_key(path.split(".")[-1]), _clean(value), 0, 0, prose=False)
     for m in _ARG_LOG.finditer(masked):

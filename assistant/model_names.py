@@ -344,7 +344,8 @@ _NOT_FAMILY = frozenset(
         "at", "model", "models", "dense", "moe", "llm", "size", "params", "parameters", "train",
         "training", "pretrain", "pretraining", "finetune", "fine", "tune", "tuning", "sft", "lora", "peft",
         "dora", "gpu", "gpus", "want", "need", "i", "about", "around", "approx", "roughly", "some", "any",
-        "new", "own", "base", "instruct", "chat",
+        "new", "own", "base", "instruct", "chat", "support", "supports", "supported", "does", "do", "can",
+        "have", "has", "bridge", "megatron", "use", "run", "recipe", "recipes",
     )
 )  # fmt: skip
 # Vendor words that name a model family even when no size follows ("DeepSeek R1", "Phi-3 mini").

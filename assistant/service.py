@@ -7,6 +7,7 @@ catalog and the rule module; retrieval only adds passages to cite; the optional 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -51,6 +52,13 @@ from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, precision_finding, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
+from assistant.topic_answer import (
+    asks_beyond_recipe,
+    asks_if_known_bug,
+    load_facts,
+    topic_lead,
+    uncovered_line,
+)
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.vectorstore import IndexUnavailable
@@ -193,6 +201,25 @@ def _answer_passages(settings: Settings, text: str, query: str, lang: str, versi
 def _abstain_line(settings: Settings, question: str, version: str, lang: str) -> str:
     table = load_topics(settings.knowledge_base)
     return abstention(focus_of(question, table, moe=None), table, version, lang)
+
+
+def _topic_lead(settings: Settings, text: str, slots: Slots, hits: list[Hit], version: str, lang: str) -> str:
+    """Own sentences naming the topic, release and model before the quotes (assistant/topic_answer)."""
+    names = catalog_names(version)
+    if slots.recipe_name and slots.recipe_name in names:
+        entity = f"`{slots.recipe_name}`"
+    else:
+        entity = slots.model_text or slots.hf_model_id or ""
+    return topic_lead(
+        text, hits, version, lang, topics=load_topics(settings.knowledge_base),
+        facts=load_facts(settings.knowledge_base), entity=entity,
+    )  # fmt: skip
+
+
+def _uncovered(settings: Settings, text: str, shown: str, version: str, lang: str) -> str:
+    """What the question names that nothing shown mentions, said plainly (assistant/topic_answer)."""
+    table = load_topics(settings.knowledge_base)
+    return uncovered_line(text, shown, version, lang, topics=table)
 
 
 RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transformer_config.py
@@ -351,7 +378,9 @@ def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
         source=SourceRef(path="", line=0), mode=slots.goal, packed_sequence=mentions_packing(text),
     )  # fmt: skip
     config = build_config(record, stated, version=version)
-    cluster = Cluster(num_gpus=config.tp * config.pp * config.cp)
+    # no GPU count is known: the fewest GPUs both meshes of the stated sizes fit on
+    dense, expert = config.tp * config.pp * config.cp, config.pp * config.ep * (config.etp or 1)
+    cluster = Cluster(num_gpus=math.lcm(dense, expert))
     return [
         f
         for f in validate(config, None, cluster, version, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
@@ -513,6 +542,8 @@ def _route(slots: Slots, text: str, ctx: VersionContext) -> Slots:
     if wants_parity and PARITY_STEM in ctx.stems:
         return slots.model_copy(update={"model_stem": PARITY_STEM, "goal": "pretrain", "intent": "recommend"})
     if slots.intent == "benchmark" and not (slots.model_stem or slots.model_text or slots.recipe_name):
+        return slots.model_copy(update={"intent": "explain"})
+    if slots.intent == "recommend" and asks_if_known_bug(text):
         return slots.model_copy(update={"intent": "explain"})
     return slots
 
@@ -723,7 +754,11 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
-            passages = _passages_answer(hits, answer_lang, *intro)
+            lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
+            quoted = _passages_answer(hits, answer_lang, *intro)
+            shown = "\n".join((context, lead, quoted))
+            gap = _uncovered(settings, text, shown, ctx.catalog.version, answer_lang)
+            passages = "\n\n".join(p for p in (lead, gap, quoted) if p)
         else:
             passages = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.answer_markdown = "\n\n".join(
@@ -754,6 +789,11 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     if needed:
         question_back = clarifying_question(needed, answer_lang)
         family = candidate_stems(slots.model_text, list(ctx.stems)) if slots.model_text else []
+        if slots.model_text and not (slots.model_stem or slots.recipe_name or slots.hf_model_id or family):
+            # "Does Bridge support Mixtral 8x7B?": a model the catalog has no recipe for, whatever the goal.
+            answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
+            answer.follow_up = [answer.answer_markdown]
+            return answer
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
             question_back += " " + words(
@@ -775,6 +815,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             s
             for s in [
                 _support(text, slots, ctx, answer_lang) if general else "",
+                _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang) if hits else "",
                 _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
@@ -863,8 +904,12 @@ def _answer_from(
         preface.append(words(lang, "service.answer_from.4", num_gpus=rec.cluster.num_gpus))
     if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
-        answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))
+        hits = _retrieve(settings, query, lang, ctx.catalog.version)
+        answer.citations = citations_from(hits)
         answer.checklist = checklist(ctx.catalog, lang)
+        if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base)):
+            # "How do I switch deepseek_v3_pretrain_config to HybridEP?": the recipe, and the topic's facts.
+            preface.append(_topic_lead(settings, text, rec.slots, hits, ctx.catalog.version, lang))
     answer.recipe = rec.recipe
     answer.dataset = rec.dataset
     answer.plan = rec.plan

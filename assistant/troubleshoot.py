@@ -500,7 +500,101 @@ def _unexplained(diag: Diagnosis, lang: str) -> str:
         head += "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in errors)
     else:
         head += " " + say(lang, "The rule module finds no error on it.", "规则模块在其上没有发现错误。")
+    sums = passing_arithmetic(diag, lang)
+    if sums:
+        head += "\n\n" + "\n".join(f"- {line}" for line in sums)
     return head + "\n\n" + _known_causes(diag, lang)
+
+
+def passing_arithmetic(diag: Diagnosis, lang: str) -> list[str]:
+    """The sums the checks behind an error text did on the user's numbers, when they pass ("92 layers over
+    PP 4 is 23 per stage"), so "nothing explains it" shows its working; [] where a number is unknown."""
+    config, arch, cluster = diag.config, diag.arch, diag.cluster
+    if diag.signature is None or config is None:
+        return []
+    lines: list[str] = []
+    world = cluster.num_gpus if cluster else None
+    for rule in diag.signature.rules:
+        if rule == "pp-layers" and arch and arch.num_layers % config.pp == 0:
+            per = arch.num_layers // config.pp
+            lines.append(
+                say(
+                    lang,
+                    f"{arch.num_layers} layers over PP {config.pp} is {per} per stage: it divides.",
+                    f"{arch.num_layers} 层分到 PP {config.pp}，每个 stage {per} 层，可以整除。",
+                )
+            )
+        elif rule == "vp-layers" and arch and config.vp and arch.num_layers % (config.pp * config.vp) == 0:
+            per = arch.num_layers // (config.pp * config.vp)
+            lines.append(
+                say(
+                    lang,
+                    f"{arch.num_layers} layers over PP {config.pp} × VP {config.vp} is {per} per "
+                    "model chunk: it divides.",
+                    f"{arch.num_layers} 层分到 PP {config.pp} × VP {config.vp}，"
+                    f"每个模型块 {per} 层，可以整除。",
+                )
+            )
+        elif rule == "dense-mesh" and world:
+            size = config.tp * config.pp * config.cp
+            if world % size == 0:
+                lines.append(
+                    say(
+                        lang,
+                        f"{world} GPUs over TP·PP·CP = {size} leave DP {world // size}.",
+                        f"{world} 张 GPU 除以 TP·PP·CP = {size}，DP 为 {world // size}。",
+                    )
+                )
+        elif rule == "expert-mesh" and world:
+            size = config.pp * config.ep * (config.etp or config.tp)
+            if world % size == 0:
+                lines.append(
+                    say(
+                        lang,
+                        f"{world} GPUs over PP·EP·ETP = {size} leave expert DP {world // size}.",
+                        f"{world} 张 GPU 除以 PP·EP·ETP = {size}，专家数据并行为 {world // size}。",
+                    )
+                )
+        elif rule == "batch-divisible" and world and config.global_batch_size and config.micro_batch_size:
+            dp = (
+                world // (config.tp * config.pp * config.cp)
+                if world % (config.tp * config.pp * config.cp) == 0
+                else 0
+            )
+            step = config.micro_batch_size * dp
+            if dp and config.global_batch_size % step == 0:
+                n = config.global_batch_size // step
+                lines.append(
+                    say(
+                        lang,
+                        f"GBS {config.global_batch_size} over MBS {config.micro_batch_size} × DP "
+                        f"{dp} is {n} micro-batches: it divides.",
+                        f"GBS {config.global_batch_size} 除以 MBS {config.micro_batch_size} × DP {dp}，"
+                        f"得到 {n} 个 micro-batch，可以整除。",
+                    )
+                )
+        elif rule == "tp-heads" and arch and arch.num_attention_heads % config.tp == 0:
+            lines.append(
+                say(
+                    lang,
+                    f"{arch.num_attention_heads} attention heads over TP {config.tp}: it divides.",
+                    f"{arch.num_attention_heads} 个注意力头分到 TP {config.tp}，可以整除。",
+                )
+            )
+        elif (
+            rule == "cp-seq"
+            and config.cp > 1
+            and config.seq_length
+            and config.seq_length % (2 * config.cp) == 0
+        ):
+            lines.append(
+                say(
+                    lang,
+                    f"sequence {config.seq_length} over 2 × CP {config.cp}: it divides.",
+                    f"序列长度 {config.seq_length} 除以 2 × CP {config.cp}，可以整除。",
+                )
+            )
+    return [line[:1].upper() + line[1:] for line in lines]
 
 
 def _known_causes(diag: Diagnosis, lang: str) -> str:

@@ -130,7 +130,8 @@ def detect_language(text: str) -> str:
     messages aside."""
     cjk = _cjk_count(text)
     words = len(re.findall(r"[A-Za-z][A-Za-z0-9_.\-]*", _PASTED_ERROR.sub(" ", text)))
-    return "zh" if (cjk >= 2 or (cjk and not words)) and cjk >= 0.6 * words else "en"
+    # Six Chinese characters are a Chinese sentence, however long the English error it quotes.
+    return "zh" if cjk >= 6 or ((cjk >= 2 or (cjk and not words)) and cjk >= 0.6 * words) else "en"
 
 
 # ---------------------------------------------------------------- errors (troubleshoot)
@@ -139,7 +140,7 @@ _ERROR_MARKERS = rx(
     _ERROR_HEAD + r"|\bassertionerror\b|\bruntimeerror\b"
     r"|cuda graph accepts only|\booms?\b|out of memory|outofmemory|显存溢出|显存不足|爆显存|报错|\bsegfault\b"
     r"|segmentation fault|\bnccl (?:error|timeout)\b|\bkilled\b|core dumped|\bcrash(?:ed|es)?\b"
-    r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|吞吐很差|吞吐低|气泡太大"
+    r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|这么慢|那么慢|好慢|慢了|吞吐很差|吞吐低|气泡太大"
     r"|must be (?:divisible|a multiple)|(?:is )?not divisible|should be divisible|should be \d+ when"
     r"|is only supported|\bfail(?:s|ed)\b|initialize_model_parallel"
     r"|only supported with|\bnot supported\b|invalid choice|\binvalid\b|watchdog|timed out|\btimeout\b"
@@ -486,10 +487,11 @@ _DOMAIN = rx(
 )
 
 
+_SEQ_KEYS = frozenset(("model.seq_length", "dataset.seq_length"))  # a length alone is not a config to check
 _SLOW = rx(
     r"\b(?:throughput|performance|mfu|tokens/s|tflops?)\b[^.?!]{0,30}\b(?:poor|low|bad|drops?|dropped|worse)\b"
     r"|\b(?:poor|low|bad)\s+(?:throughput|performance|mfu|utili[sz]ation)\b|\bslow(?:er)?\b"
-    r"|吞吐.{0,6}(?:低|差|不高|下降)|速度.{0,4}(?:慢|低)|太慢|很慢|变慢|MFU.{0,6}(?:低|不高)"
+    r"|吞吐.{0,6}(?:低|差|不高|下降)|速度.{0,4}(?:慢|低)|太慢|很慢|变慢|这么慢|那么慢|好慢|慢了|MFU.{0,6}(?:低|不高)"
 )
 
 
@@ -685,11 +687,11 @@ def understand(
         has_error=error_text is not None,
         has_training_content=has_content,
         # A sequence length written as KEY=VALUE is a slot, not a config to validate.
-        has_overrides=bool(set(overrides) - {"model.seq_length"}),
+        has_overrides=bool(set(overrides) - _SEQ_KEYS),
         n_versions=len(versions),
         has_setup=bool(slots.get("model_text") or recipe_m or num_gpus or num_nodes),
     )
-    named = slots.get("model_text") or recipe_m or set(overrides) - {"model.seq_length"}
+    named = slots.get("model_text") or recipe_m or set(overrides) - _SEQ_KEYS
     short = len(t.strip()) <= FOLLOW_UP_CHARS
     if not named and short and intent in ("out_of_scope", "troubleshoot", "explain"):
         # "it's slow, why?", "why?": about the last plan; the conversation decides (session.py).

@@ -122,3 +122,34 @@ def test_understand_reads_sizes_from_prose_and_keeps_defaults_out():
         "Llama3 8B pretraining on 16 H100; the recipe default is TP=1", known_stems=["llama3_8b"]
     )
     assert slots.overrides == {} and slots.intent == "recommend"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "fails: Micro batch size should be 1 when training with packed sequence, "
+            "but your micro batch size is 4.",
+            {"train.micro_batch_size": "4"},
+        ),
+        (
+            "global batch size (192) is not divisible by micro batch size (2) times data parallel size (128)",
+            {"train.global_batch_size": "192", "train.micro_batch_size": "2"},
+        ),
+        (
+            "num_query_groups (4) must be a multiple of tensor_model_parallel_size (16).",
+            {"model.tensor_model_parallel_size": "16"},
+        ),
+    ],
+)
+def test_the_values_an_upstream_error_prints_are_the_run_settings(text, expected):
+    assert read_config_text(text).overrides == expected
+
+
+def test_chinese_punctuation_ends_a_value_and_a_bare_length_is_the_runs():
+    stated = read_config_text("开 CP=4、seq_length=10000（TP=2）").overrides
+    assert stated["model.context_parallel_size"] == "4"
+    assert stated["model.seq_length"] == stated["dataset.seq_length"] == "10000"
+    assert stated["model.tensor_model_parallel_size"] == "2"
+    # a dotted key is only that field: a model/dataset mismatch is the user's to see
+    assert read_config_text("model.seq_length=4096").overrides == {"model.seq_length": "4096"}

@@ -85,6 +85,7 @@ def test_a_follow_up_rechecks_the_amended_config(settings):
     assert "`model.pipeline_model_parallel_size=4`" in answer.answer_markdown
     assert "every check that raises this text passes" in answer.answer_markdown
     assert "finds no error" in answer.answer_markdown
+    assert "92 layers over PP 4 is 23 per stage: it divides." in answer.answer_markdown  # the working shown
     answer = ask("and with PP 6?", conversation=conversation, settings=settings)
     assert "92 layers over PP 6 leaves 15.33 per stage" in answer.answer_markdown
     # PP 6 also breaks the expert mesh (6·16·1 = 96 does not divide 128): said, not hidden.
@@ -103,6 +104,7 @@ def test_an_error_the_config_does_not_explain_says_so_and_ranks_known_causes(set
     assert answer.intent == "troubleshoot"
     assert "Nothing in this config explains the error" in text
     assert "Known causes of this error" in text and "expert_tensor_parallel_size" in text
+    assert "8 GPUs over PP·EP·ETP = 1 leave expert DP 8." in text  # the sum the check did, on these numbers
     assert "**Fix**" not in text  # no invented fix for a cause that is not there
 
 
