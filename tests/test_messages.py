@@ -10,8 +10,9 @@ from assistant.messages import CATALOGS, Message, words
 
 # Placeholders a language may leave out: the English plural ending ("GPU{s}") has no Chinese counterpart.
 LANGUAGE_ONLY = {"en": {"s"}, "zh": set()}
-# Keys whose sentence in one language leaves a value out (the Chinese does not repeat the training mode).
-OMITTED = {("mode-dataset", "en"): {"mode"}}
+# Keys whose sentence in one language leaves a value out (the Chinese does not repeat the training mode,
+# nor the estimator's English reason for a hybrid model it cannot describe).
+OMITTED = {("mode-dataset", "en"): {"mode"}, ("fit-note.unmodelled", "en"): {"reason"}}
 
 
 def placeholders(template: str) -> set[str]:

@@ -88,7 +88,8 @@ def test_rules_do_no_io(version: str) -> None:
     specs = {case[2].gpu_type: kb.gpu_spec(case[2].gpu_type) for case in cases}
     hardware = kb.hardware
     assert cases
-    parse_overrides(["model.tensor_model_parallel_size=2"])  # Hydra's grammar is imported lazily: load it first
+    # Hydra's grammar is imported lazily: load it first
+    parse_overrides(["model.tensor_model_parallel_size=2"])
     with no_io() as events:
         for record, arch, cluster, plan in cases:
             config = build_config(record, ["train.micro_batch_size=1"], version=version)

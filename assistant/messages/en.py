@@ -318,4 +318,96 @@ MESSAGES: dict[str, str] = {
     "tp-query-groups.loose": "a multiple or a divisor of",
     "tp-query-groups.strict": "a multiple of",
     "single-gpu-needs-peft.full": "full-training",
+    "sp-off": (
+        "TP={tp} without sequence parallelism keeps a full copy of the layer-norm and dropout activations "
+        "on every TP rank; SP removes that at almost no cost{tail}"
+    ),
+    "sp-off.with_ep": " and Megatron-Core warns about it when EP is also used.",
+    "sp-off.end": ".",
+    "cp-a2a-p2p.missing": (
+        "cp_comm_type 'a2a+p2p' needs hierarchical_context_parallel_sizes (intra-node a2a size × "
+        "inter-node p2p size = CP){tail}"
+    ),
+    "cp-a2a-p2p.missing.checked": ".",
+    "cp-a2a-p2p.missing.unchecked": (
+        "; {version} does not check it and silently runs without CP communication (each rank attends "
+        "only to its own chunk)."
+    ),
+    "cuda-graph-full-recompute": (
+        "Full activation recompute works with CUDA graphs only as a full-iteration graph{graph} Otherwise "
+        "switch to selective recompute."
+    ),
+    "cuda-graph-full-recompute.impl": " (cuda_graph_impl=full_iteration).",
+    "cuda-graph-full-recompute.scope": (
+        " (cuda_graph_impl=local with cuda_graph_scope=[full_iteration] in this version)."
+    ),
+    "ep-too-low": (
+        "EP={ep} leaves about {expert_gb:.0f} GB of expert weights and optimizer state on each GPU "
+        "({gpu_label} has about {hbm_gb:.0f} GB usable). {advice}"
+    ),
+    "ep-too-low.raise_ep": "Raise EP before TP: EP shards only the experts, which dominate a large MoE.",
+    "ep-too-low.more_gpus": (
+        "No larger EP fits {world} GPUs; with more GPUs the experts' data-parallel ranks shard their "
+        "optimizer state."
+    ),
+    "does-not-fit": (
+        "No layout of {name} fits {num_gpus} × {gpu} at sequence length {seq} by the memory "
+        "estimate{advice}{more}"
+    ),
+    "does-not-fit.even_peft": " even with PEFT.",
+    "does-not-fit.other_count": "; use another GPU count or the PEFT recipe.",
+    "does-not-fit.add_gpus": "; add GPUs or use the PEFT recipe.",
+    "does-not-fit.need": " About {need} GPUs would be enough.",
+    "does-not-fit.fits_fewer": " A valid layout fits on {need} of these GPUs.",
+    "fit-oom": (
+        "The memory estimator puts the busiest GPU at about "
+        "{need:.0f} GB of {have:.0f} GB usable. {advice}"
+    ),
+    "fit-oom.lower_mbs": (
+        "Lower train.micro_batch_size first, then add recompute (model.recompute_granularity=full) or GPUs."
+    ),
+    "fit-oom.mbs_is_one": (
+        "train.micro_batch_size is already 1: add recompute (model.recompute_granularity=full) or GPUs."
+    ),
+    "reason.tp": (
+        "TP {value}: divides the {groups} KV heads, stays inside one NVLink domain, and is the "
+        "smallest that fits."
+    ),
+    "reason.pp": (
+        "PP {value}: TP alone cannot hold the model on {gpu} GPUs, so layers are split into "
+        "{value} stages."
+    ),
+    "reason.pp1": "PP 1: the model fits without pipeline stages, which avoids pipeline bubbles.",
+    "reason.vp": "VP {value}: with PP > 1, interleaved chunks shrink the pipeline bubble.",
+    "reason.vp_none": "VP off: it needs PP > 1.",
+    "reason.vp_uneven": (
+        "VP off: the {layers} layers do not split evenly over PP {pp} stages of several chunks."
+    ),
+    "reason.cp": "CP {value}: sequence length {seq} needs context parallelism (about 8K tokens per CP rank).",
+    "reason.cp_small": "CP {value}: fits the {world} GPUs available while keeping seq % (2·CP) == 0.",
+    "reason.ep": (
+        "EP {value}: divides the {experts} experts and the expert mesh (PP·EP·ETP) divides {world} "
+        "GPUs; EP is raised before TP because it shards only the experts."
+    ),
+    "reason.etp": "ETP {value}: keeps the expert mesh within the world size.",
+    "reason.sp": "SP {value}: sequence parallelism belongs with TP > 1 (Bridge drops it at TP = 1).",
+    "reason.mbs": (
+        "MBS {value}: lowered so the global batch stays divisible by MBS·DP (or because packing "
+        "needs 1)."
+    ),
+    "reason.gbs": (
+        "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the "
+        "optimisation and is a convergence change."
+    ),
+    "reason.seq": "Sequence length {value}: requested by the user (dataset and model are set together).",
+    "reason.user": "Requested by the user.",
+    "reason.unknown_batch": (
+        "{value}: the recipe does not set this statically, so the plan states it explicitly."
+    ),
+    "reason.cp_loss": "Fine-tuning with CP > 1 needs per-token loss and no averaging in the collective.",
+    "reason.checkpoint": (
+        "PEFT needs a local pretrained checkpoint; export PRETRAINED_CHECKPOINT before launching."
+    ),
+    "fit-note.arch_unknown": "the model architecture is not known",
+    "fit-note.unmodelled": "the memory estimator cannot describe this hybrid model: {reason}",
 }

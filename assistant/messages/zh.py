@@ -288,4 +288,72 @@ MESSAGES: dict[str, str] = {
     "tp-query-groups.loose": "TP 的倍数或约数",
     "tp-query-groups.strict": "TP 的倍数",
     "single-gpu-needs-peft.full": "全参训练",
+    "sp-off": (
+        "TP={tp} 但未开启序列并行（SP），每个 TP rank 都保存完整的 LayerNorm/Dropout 激活；"
+        "开启 SP 几乎没有额外开销{tail}"
+    ),
+    "sp-off.with_ep": "，且同时使用 EP 时 Megatron-Core 会发出警告。",
+    "sp-off.end": "。",
+    "cp-a2a-p2p.missing": (
+        "cp_comm_type 为 'a2a+p2p' 时必须设置 hierarchical_context_parallel_sizes"
+        "（节点内 a2a 大小 × 节点间 p2p 大小 = CP）{tail}"
+    ),
+    "cp-a2a-p2p.missing.checked": "。",
+    "cp-a2a-p2p.missing.unchecked": "；{version} 不做检查，会在没有 CP 通信的情况下静默运行。",
+    "cuda-graph-full-recompute": "完整重计算只能与整迭代 CUDA graph 一起使用{graph}否则请改用选择性重计算。",
+    "cuda-graph-full-recompute.impl": "（cuda_graph_impl=full_iteration）。",
+    "cuda-graph-full-recompute.scope": (
+        "（此版本为 cuda_graph_impl=local 且 cuda_graph_scope=[full_iteration]）。"
+        ""
+    ),
+    "ep-too-low": (
+        "EP={ep} 时每个 GPU 上约有 {expert_gb:.0f} GB 专家权重和优化器状态"
+        "（{gpu_label} 可用显存约 {hbm_gb:.0f} GB）。{advice}"
+    ),
+    "ep-too-low.raise_ep": "应先增大 EP 再考虑 TP：EP 只切分专家参数，而大型 MoE 的参数主要在专家中。",
+    "ep-too-low.more_gpus": (
+        "{world} 张 GPU 放不下更大的 EP；增加 "
+        "GPU 后，专家的数据并行组会切分其优化器状态。"
+    ),
+    "does-not-fit": "按显存估算，{name} 在 {num_gpus} × {gpu}、序列长度 {seq} 下没有可行布局{advice}{more}",
+    "does-not-fit.even_peft": "，即使使用 PEFT 也不行。",
+    "does-not-fit.other_count": "；请换一个 GPU 数或改用 PEFT 配方。",
+    "does-not-fit.add_gpus": "；请增加 GPU 或改用 PEFT 配方。",
+    "does-not-fit.need": "大约需要 {need} 个 GPU。",
+    "does-not-fit.fits_fewer": "其中 {need} 张 GPU 上有能放下的合法布局。",
+    "fit-oom": "显存估算器估计最忙的 GPU 约需 {need:.0f} GB（可用 {have:.0f} GB）。{advice}",
+    "fit-oom.lower_mbs": (
+        "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）或增加 "
+        "GPU。"
+    ),
+    "fit-oom.mbs_is_one": (
+        "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）或增加 "
+        "GPU。"
+    ),
+    "reason.tp": "TP {value}：能整除 {groups} 个 KV 头、不跨 NVLink 域，且是能放下模型的最小值。",
+    "reason.pp": "PP {value}：仅靠 TP 无法在 {gpu} 上放下模型，因此把层切成 {value} 个流水线阶段。",
+    "reason.pp1": "PP 1：无需流水线即可放下模型，避免流水线气泡。",
+    "reason.vp": "VP {value}：PP > 1 时使用交错的虚拟流水线块以减小流水线气泡。",
+    "reason.vp_none": "关闭 VP：虚拟流水线需要 PP > 1。",
+    "reason.vp_uneven": "关闭 VP：{layers} 层无法均匀切分到 PP {pp} 个阶段的多个虚拟块上。",
+    "reason.cp": "CP {value}：序列长度 {seq} 需要上下文并行（每个 CP rank 约 8K token）。",
+    "reason.cp_small": "CP {value}：适配现有 {world} 个 GPU，并保持 seq % (2·CP) == 0。",
+    "reason.ep": (
+        "EP {value}：能整除 {experts} 个专家，且专家网格（PP·EP·ETP）能整除 {world} 个 GPU；"
+        "优先增大 EP 而非 TP，因为 EP 只切分专家参数。"
+    ),
+    "reason.etp": "ETP {value}：保证专家网格能整除总 GPU 数。",
+    "reason.sp": "SP {value}：TP > 1 时应开启序列并行（TP = 1 时 Bridge 会自动关闭）。",
+    "reason.mbs": "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
+    "reason.gbs": (
+        "GBS {value}（原为 {old}）：{world} 个 GPU "
+        "上没有布局能整除 {old}；这会改变优化过程，属于收敛性变更。"
+    ),
+    "reason.seq": "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
+    "reason.user": "用户指定。",
+    "reason.unknown_batch": "{value}：配方未静态给出该值，因此方案中显式设置。",
+    "reason.cp_loss": "CP > 1 微调需要按 token 计算损失，且不在集合通信中求平均。",
+    "reason.checkpoint": "PEFT 需要本地预训练检查点；启动前请设置环境变量 PRETRAINED_CHECKPOINT。",
+    "fit-note.arch_unknown": "模型结构未知",
+    "fit-note.unmodelled": "显存估算无法描述这个混合模型的层结构",
 }
