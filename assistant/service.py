@@ -22,7 +22,6 @@ from assistant.compose import (
     compose_recommendation,
     findings_lines,
     fit_diagnosis_lines,
-    say,
     sources_lines,
     speed_diagnosis_lines,
 )
@@ -59,10 +58,7 @@ log = logging.getLogger(__name__)
 
 CITATIONS = 4
 ASSUMED_GPUS, ASSUMED_GPU_TYPE = 8, "h100"  # an intent-only question that says nothing about its GPUs
-EXAMPLES = {
-    "en": ["Qwen3 30B-A3B SFT on 16 H100", "LoRA Llama 3 8B on one GPU", "Llama3 8B 128K pretraining"],
-    "zh": ["在16张H100上对Qwen3-30B-A3B做SFT", "单卡 LoRA 微调 Llama 3 8B", "Llama3 8B 128K 长上下文预训练"],
-}
+EXAMPLES = {lang: [words(lang, f"service.example.{n}") for n in (1, 2, 3)] for lang in ("en", "zh")}
 
 
 @dataclass(frozen=True)
@@ -207,11 +203,11 @@ QUOTED_PASSAGES = 2
 MAX_QUOTE_CHARS = 1500
 
 
-def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -> str:
+def _passages_answer(hits: list[Hit], lang: str, intro: str) -> str:
     """Quote the best passages (distinct sections), each marked with its citation number."""
     if not hits:
         return words(lang, "service.passages_answer")
-    parts = [say(lang, intro_en, intro_zh)]
+    parts = [words(lang, f"service.passages.{intro}")]
     # The retriever names each section once. Intros ("the rules below ...") are quoted only when no section
     # with content is among the hits.
     ordered = sorted(enumerate(hits, 1), key=lambda item: item[1].part == "intro")
@@ -617,11 +613,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         query = slots.error_text or text
         # The quoted passages are the answer here: each must be about what was asked.
         hits = _answer_passages(settings, text, query, answer_lang, ctx.catalog.version)
-        intro = (
-            ("This matches:", "这对应：")
-            if slots.intent == "troubleshoot"
-            else ("From the guide:", "参考指南：")
-        )
+        intro = "matches" if slots.intent == "troubleshoot" else "guide"
         answer.citations = citations_from(hits)
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
@@ -631,7 +623,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
-            passages = _passages_answer(hits, answer_lang, *intro)
+            passages = _passages_answer(hits, answer_lang, intro)
         else:
             passages = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.answer_markdown = "\n\n".join(
@@ -683,7 +675,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             s
             for s in [
                 _support(text, slots, ctx, answer_lang) if general else "",
-                _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
+                _passages_answer(hits, answer_lang, "guide") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
             ]
@@ -727,7 +719,7 @@ def _troubleshoot_answer(
         s
         for s in [
             render(diagnosis, lang, asks_if_broken(text)),
-            _passages_answer(quoted, lang, "From the guide:", "参考指南：") if hits else "",
+            _passages_answer(quoted, lang, "guide") if hits else "",
             "\n".join(sources_lines(answer.citations, lang)),
         ]
         if s

@@ -360,8 +360,7 @@ MESSAGES: dict[str, str] = {
     "does-not-fit.need": " About {need} GPUs would be enough.",
     "does-not-fit.fits_fewer": " A valid layout fits on {need} of these GPUs.",
     "fit-oom": (
-        "The memory estimator puts the busiest GPU at about "
-        "{need:.0f} GB of {have:.0f} GB usable. {advice}"
+        "The memory estimator puts the busiest GPU at about {need:.0f} GB of {have:.0f} GB usable. {advice}"
     ),
     "fit-oom.lower_mbs": (
         "Lower train.micro_batch_size first, then add recompute (model.recompute_granularity=full) or GPUs."
@@ -374,8 +373,7 @@ MESSAGES: dict[str, str] = {
         "smallest that fits."
     ),
     "reason.pp": (
-        "PP {value}: TP alone cannot hold the model on {gpu} GPUs, so layers are split into "
-        "{value} stages."
+        "PP {value}: TP alone cannot hold the model on {gpu} GPUs, so layers are split into {value} stages."
     ),
     "reason.pp1": "PP 1: the model fits without pipeline stages, which avoids pipeline bubbles.",
     "reason.vp": "VP {value}: with PP > 1, interleaved chunks shrink the pipeline bubble.",
@@ -392,8 +390,7 @@ MESSAGES: dict[str, str] = {
     "reason.etp": "ETP {value}: keeps the expert mesh within the world size.",
     "reason.sp": "SP {value}: sequence parallelism belongs with TP > 1 (Bridge drops it at TP = 1).",
     "reason.mbs": (
-        "MBS {value}: lowered so the global batch stays divisible by MBS·DP (or because packing "
-        "needs 1)."
+        "MBS {value}: lowered so the global batch stays divisible by MBS·DP (or because packing needs 1)."
     ),
     "reason.gbs": (
         "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the "
@@ -410,4 +407,111 @@ MESSAGES: dict[str, str] = {
     ),
     "fit-note.arch_unknown": "the model architecture is not known",
     "fit-note.unmodelled": "the memory estimator cannot describe this hybrid model: {reason}",
+    "checklist.library": (
+        "Library recipes (`src/megatron/bridge/recipes/`) are for real training and launch with `{script}`."
+    ),
+    "checklist.benchmark": (
+        "Performance (benchmark) recipes measure upper-bound throughput on mock data and are not "
+        "production recipes; they launch with `{bench}`{tail}"
+    ),
+    "checklist.benchmark.slurm": (
+        ", or by their exact name with `{entry} --recipe <name>` on the GPU count in the name."
+    ),
+    "checklist.end": ".",
+    "checklist.smoke_recipe": "`{name}` ",
+    "checklist.smoke_any": "a pretrain recipe ",
+    "checklist.smoke": "First smoke test: {smoke}with {dataset} (mock data).",
+    "checklist.smoke.mock": "First smoke test: {smoke}as is (pretrain recipes default to mock data).",
+    "checklist.datasets": "Regular SFT uses {sft}; pretraining and mock validation use {pretrain}.",
+    "checklist.no_dataset_flag": (
+        "This version's run_recipe.py has no --dataset flag: SFT/PEFT recipes bring their own "
+        "dataset, pretrain recipes use mock data by default."
+    ),
+    "checklist.resizing": (
+        "Resizing rules: TP must divide num_key_value_heads; keep TP inside a node unless the GPUs "
+        "have an NVL72-class NVLink domain; enable SP when TP > 1; add CP for long context; DP is "
+        "implicit; on OOM lower micro_batch_size first."
+    ),
+    "checklist.change_control": (
+        "Change control: parallel sizes and micro_batch_size are execution changes (the training "
+        "stays the same); global_batch_size, learning rate, sequence length and dataset are "
+        "convergence changes (the training changes); settings only for speed runs are benchmark-only."
+    ),
+    "change_class.convergence": "convergence",
+    "change_class.execution": "execution",
+    "change_class.benchmark-only": "benchmark-only",
+    "compose.speed": (
+        "**How fast?** about {tokens:,.0f} tokens/s per GPU, {tflops:.0f} model TFLOP/s per GPU (MFU "
+        "{mfu:.0%}), {step:.2f} s per step — an estimate calibrated on published Megatron-Bridge "
+        "runs{error}; `autorecipe estimate` has the breakdown.{track}"
+    ),
+    "compose.speed.error": ", with a median error of about {error:.0%} on them",
+    "compose.track": (
+        " Note: on the {runs} published runs of this model in {precision}, the estimate was about "
+        "{off:.0%} {side} on average."
+    ),
+    "compose.track.high": "high",
+    "compose.track.low": "low",
+    "compose.nearest.leanest": (
+        "**Does not fit on {num_gpus} × {gpu}:** even the leanest layout ({layout}, full recompute) "
+        "needs about {peak} per GPU of {usable}."
+    ),
+    "compose.nearest.fewest": (
+        "The fewest GPUs that fit: **{min_gpus}** with {layout} ({peak} per GPU, {speed} tokens/s per "
+        "GPU). {keys}"
+    ),
+    "compose.nearest.room": (
+        "With room beyond the estimate's error: **{room_gpus}** GPUs with {layout} ({peak} per GPU). {keys}"
+    ),
+    "compose.fitting": (
+        "**A layout that fits your {gpus} (estimated):** {layout} — {peak} per GPU, {speed} tokens/s "
+        "per GPU. {keys}"
+    ),
+    "compose.faster": (
+        "**A faster layout for your GPUs (estimated):** {layout} — about {theirs} tokens/s per GPU "
+        "against {ours} for the plan above. {keys}"
+    ),
+    "compose.no_faster": (
+        "**Fastest layout (estimated):** the search finds no layout for these GPUs more than {margin} "
+        "faster than the plan above. Its first choice, {layout}, runs about {theirs} tokens/s per GPU "
+        "against {ours} for the plan: closer than the estimate can tell apart, so keep the plan."
+    ),
+    "compose.step_costs": (
+        "**Where the step time goes (estimated):** pipeline bubble {bubble:.1%} of the step "
+        "({pipeline}); exposed communication {comm:.1%}{parts}{recompute}."
+    ),
+    "compose.step_costs.parts": " ({parts})",
+    "compose.step_costs.recompute": "; recompute {share:.1%}",
+    "compose.peft_alternative": "**LoRA fits on {gpus} instead:** `{name}` ({layout}{fit}):",
+    "compose.peft_alternative.fit": ", about {peak} per GPU",
+    "service.example.1": "Qwen3 30B-A3B SFT on 16 H100",
+    "service.example.2": "LoRA Llama 3 8B on one GPU",
+    "service.example.3": "Llama3 8B 128K pretraining",
+    "service.passages.matches": "This matches:",
+    "service.passages.guide": "From the guide:",
+    "recipe_call": "Called as {call} ({goal}){how}.",
+    "recipe_call.goal.sft": "full SFT",
+    "recipe_call.goal.lora": "LoRA",
+    "recipe_call.launcher_default": "; run_recipe.py makes this call when no `--peft_scheme` is given",
+    "recipe_call.with_flags": "; run_recipe.py makes this call with `{flags}`",
+    "gpu_values.separator": "; ",
+    "gpu_values.gpu_separator": ", ",
+    "gpu_values.other": "{shown} ({gpus})",
+    "gpu_values.yours": (
+        "On your {gpu}, `{path}` is {shown}: `{rule}` sets it per GPU ({source}); other GPUs: {others}."
+    ),
+    "gpu_values.depends": "`{path}` depends on the GPU, set by `{rule}` ({source}): {others}.",
+    "unreachable": "⚠️ `{name}` cannot be launched with this version's launcher: {reason}. {advice}",
+    "unreachable.twin": "The same function is exported as `{twin}`: launch that name.",
+    "unreachable.own_script": "Call the function from your own script, or pick an exported recipe.",
+    "version_facts.no_dataset_flag": "Megatron-Bridge {version}'s launcher has no `--dataset` flag.",
+    "version_facts.dataset": "In Megatron-Bridge {version}, {goal} recipes take `--dataset {preset}`.",
+    "version_facts.goal.pretrain": "pretraining",
+    "version_facts.goal.sft": "SFT",
+    "version_facts.goal.peft": "LoRA/PEFT",
+    "version_facts.flags": "The flags of {script} in Megatron-Bridge {version}: {every}.",
+    "version_facts.not_a_flag": (
+        "`{name}` is not a flag of {script} in Megatron-Bridge {version}; its flags are {every}."
+    ),
+    "version_facts.a_flag": "`{names}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
 }

@@ -304,7 +304,6 @@ MESSAGES: dict[str, str] = {
     "cuda-graph-full-recompute.impl": "（cuda_graph_impl=full_iteration）。",
     "cuda-graph-full-recompute.scope": (
         "（此版本为 cuda_graph_impl=local 且 cuda_graph_scope=[full_iteration]）。"
-        ""
     ),
     "ep-too-low": (
         "EP={ep} 时每个 GPU 上约有 {expert_gb:.0f} GB 专家权重和优化器状态"
@@ -312,8 +311,7 @@ MESSAGES: dict[str, str] = {
     ),
     "ep-too-low.raise_ep": "应先增大 EP 再考虑 TP：EP 只切分专家参数，而大型 MoE 的参数主要在专家中。",
     "ep-too-low.more_gpus": (
-        "{world} 张 GPU 放不下更大的 EP；增加 "
-        "GPU 后，专家的数据并行组会切分其优化器状态。"
+        "{world} 张 GPU 放不下更大的 EP；增加 GPU 后，专家的数据并行组会切分其优化器状态。"
     ),
     "does-not-fit": "按显存估算，{name} 在 {num_gpus} × {gpu}、序列长度 {seq} 下没有可行布局{advice}{more}",
     "does-not-fit.even_peft": "，即使使用 PEFT 也不行。",
@@ -323,12 +321,10 @@ MESSAGES: dict[str, str] = {
     "does-not-fit.fits_fewer": "其中 {need} 张 GPU 上有能放下的合法布局。",
     "fit-oom": "显存估算器估计最忙的 GPU 约需 {need:.0f} GB（可用 {have:.0f} GB）。{advice}",
     "fit-oom.lower_mbs": (
-        "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）或增加 "
-        "GPU。"
+        "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）或增加 GPU。"
     ),
     "fit-oom.mbs_is_one": (
-        "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）或增加 "
-        "GPU。"
+        "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）或增加 GPU。"
     ),
     "reason.tp": "TP {value}：能整除 {groups} 个 KV 头、不跨 NVLink 域，且是能放下模型的最小值。",
     "reason.pp": "PP {value}：仅靠 TP 无法在 {gpu} 上放下模型，因此把层切成 {value} 个流水线阶段。",
@@ -346,8 +342,7 @@ MESSAGES: dict[str, str] = {
     "reason.sp": "SP {value}：TP > 1 时应开启序列并行（TP = 1 时 Bridge 会自动关闭）。",
     "reason.mbs": "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
     "reason.gbs": (
-        "GBS {value}（原为 {old}）：{world} 个 GPU "
-        "上没有布局能整除 {old}；这会改变优化过程，属于收敛性变更。"
+        "GBS {value}（原为 {old}）：{world} 个 GPU 上没有布局能整除 {old}；这会改变优化过程，属于收敛性变更。"
     ),
     "reason.seq": "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
     "reason.user": "用户指定。",
@@ -356,4 +351,101 @@ MESSAGES: dict[str, str] = {
     "reason.checkpoint": "PEFT 需要本地预训练检查点；启动前请设置环境变量 PRETRAINED_CHECKPOINT。",
     "fit-note.arch_unknown": "模型结构未知",
     "fit-note.unmodelled": "显存估算无法描述这个混合模型的层结构",
+    "checklist.library": "库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
+    "checklist.benchmark": (
+        "性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`{tail}"
+    ),
+    "checklist.benchmark.slurm": (
+        "，或按完整函数名用 `{entry} --recipe <配方名>` 提交，GPU 总数须与名称中的一致。"
+    ),
+    "checklist.end": "。",
+    "checklist.smoke_recipe": "`{name}` ",
+    "checklist.smoke_any": "",
+    "checklist.smoke": "首次冒烟测试：{smoke}+ {dataset}（模拟数据）。",
+    "checklist.smoke.mock": "首次冒烟测试：{smoke}（预训练配方默认使用模拟数据）。",
+    "checklist.datasets": "常规 SFT 使用 {sft}；预训练与模拟验证使用 {pretrain}。",
+    "checklist.no_dataset_flag": (
+        "该版本的 run_recipe.py 没有 --dataset 参数：SFT/PEFT 配方自带数据集，预训练配方默认模拟数据。"
+    ),
+    "checklist.resizing": (
+        "调整规则：TP 需整除 num_key_value_heads；除非使用 NVL72 级互连，"
+        "TP 不跨节点；TP > 1 时开启 SP；长上下文配置 CP；DP 隐式确定；"
+        "OOM 时先减小 micro_batch_size。"
+    ),
+    "checklist.change_control": (
+        "变更分类：并行方式与 micro_batch_size 属于执行变更（训练结果不变）；global_batch_size、"
+        "学习率、序列长度和数据集属于收敛变更（会改变训练）；只用于测速的设置属于仅基准测试。"
+    ),
+    "change_class.convergence": "收敛相关",
+    "change_class.execution": "执行映射",
+    "change_class.benchmark-only": "仅限基准",
+    "compose.speed": (
+        "**速度估计：** 每张 GPU 约 {tokens:,.0f} tokens/s，模型算力 {tflops:.0f} TFLOP/s（MFU {mfu:.0%}），"
+        "每步 {step:.2f} 秒；按已发布的 Megatron-Bridge 实测数据校准{error}；"
+        "`autorecipe estimate` 可查看明细。{track}"
+    ),
+    "compose.speed.error": "，在这些数据上的中位误差约 {error:.0%}",
+    "compose.track": " 注意：在该模型 {precision} 的 {runs} 次已发布实测上，这个估计平均{side}约 {off:.0%}。",
+    "compose.track.high": "偏高",
+    "compose.track.low": "偏低",
+    "compose.nearest.leanest": (
+        "**{num_gpus} × {gpu} 放不下：** 即使最省显存的布局（{layout}，全量重计算）"
+        "每张 GPU 也需约 {peak}，可用 {usable}。"
+    ),
+    "compose.nearest.fewest": (
+        "能放下的最少 GPU 数：**{min_gpus}** 张，布局 {layout}（每张 "
+        "GPU {peak}，约 {speed} tokens/s）。{keys}"
+    ),
+    "compose.nearest.room": (
+        "余量超出估计误差的方案：**{room_gpus}** 张 GPU，布局 {layout}（每张 GPU {peak}）。{keys}"
+    ),
+    "compose.fitting": (
+        "**在 {gpus} 上能放下的布局（估计）：** {layout}——每张 GPU {peak}，约 {speed} tokens/s。{keys}"
+    ),
+    "compose.faster": (
+        "**更快的布局（估计）：** {layout}——每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}。{keys}"
+    ),
+    "compose.no_faster": (
+        "**最快的布局（估计）：** 在这些 GPU 上，搜索找不到比上面方案快 {margin} 以上的布局。"
+        "它排第一的是 {layout}，每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}；"
+        "差距在估计分辨不出的范围内，沿用上面的方案即可。"
+    ),
+    "compose.step_costs": (
+        "**时间花在哪里（估计）：** 流水线气泡占每步 {bubble:.1%}（{pipeline}）；"
+        "未被掩盖的通信占 {comm:.1%}{parts}{recompute}。"
+    ),
+    "compose.step_costs.parts": "（{parts}）",
+    "compose.step_costs.recompute": "；重计算占 {share:.1%}",
+    "compose.peft_alternative": "**在 {gpus} 上可以改用 LoRA：** `{name}`（{layout}{fit}）：",
+    "compose.peft_alternative.fit": "，每张 GPU 约 {peak}",
+    "service.example.1": "在16张H100上对Qwen3-30B-A3B做SFT",
+    "service.example.2": "单卡 LoRA 微调 Llama 3 8B",
+    "service.example.3": "Llama3 8B 128K 长上下文预训练",
+    "service.passages.matches": "这对应：",
+    "service.passages.guide": "参考指南：",
+    "recipe_call": "按 {call} 调用（{goal}）{how}。",
+    "recipe_call.goal.sft": "全参数 SFT",
+    "recipe_call.goal.lora": "LoRA",
+    "recipe_call.launcher_default": "；不加 `--peft_scheme` 时 run_recipe.py 即如此调用",
+    "recipe_call.with_flags": "；run_recipe.py 需加 `{flags}` 才如此调用",
+    "gpu_values.separator": "；",
+    "gpu_values.gpu_separator": "、",
+    "gpu_values.other": "{shown}（{gpus}）",
+    "gpu_values.yours": (
+        "在你的 {gpu} 上，`{path}` 为 {shown}：由 `{rule}` 按 GPU 类型设置（{source}）；其他 GPU：{others}。"
+    ),
+    "gpu_values.depends": "`{path}` 的取值取决于 GPU 类型，由 `{rule}` 设置（{source}）：{others}。",
+    "unreachable": "⚠️ 此版本的启动脚本无法启动 `{name}`：{reason}。{advice}",
+    "unreachable.twin": "同一函数以 `{twin}` 导出，请用这个名字启动。",
+    "unreachable.own_script": "请在自己的脚本中调用该函数，或改用已导出的配方。",
+    "version_facts.no_dataset_flag": "Megatron-Bridge {version} 的启动脚本没有 `--dataset` 参数。",
+    "version_facts.dataset": "在 Megatron-Bridge {version} 中，{goal} 配方使用 `--dataset {preset}`。",
+    "version_facts.goal.pretrain": "预训练",
+    "version_facts.goal.sft": "SFT",
+    "version_facts.goal.peft": "LoRA/PEFT",
+    "version_facts.flags": "Megatron-Bridge {version} 中 {script} 的参数：{every}。",
+    "version_facts.not_a_flag": (
+        "Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。"
+    ),
+    "version_facts.a_flag": "`{names}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
 }

@@ -268,7 +268,6 @@ _KEYS = {
 }
 
 
-
 def _override(key: str, value: Any, reason_key: str, **facts: Any) -> Override:
     change_class, _ = classify(key, value)
     reason = msg(f"reason.{reason_key}", value=value, **facts)
