@@ -157,7 +157,7 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
     else:
         lines.append(f"**{t('launch', lang)}**")
     if rec.launch_layout is not None:
-        lines[-1] += words(lang, "compose.commands_section", layout=_layout_in_words(rec.launch_layout, lang))
+        lines[-1] += words(lang, "compose.launch.layout", layout=_layout_in_words(rec.launch_layout, lang))
     multi = rec.cluster is not None and rec.cluster.num_nodes > 1
     blocks = []
     if cmds.benchmark and rec.recipe and rec.recipe.kind == "benchmark":
@@ -195,19 +195,19 @@ def _fit_section(rec: Recommendation, lang: str) -> list[str]:
         return []
     need, usable = _fmt_bytes(fit.peak_bytes), _fmt_bytes(fit.usable_bytes)
     if fit.status == "unknown":
-        text = words(lang, "compose.fit_section", note=Localized(fit.note, fit.note_zh or fit.note))
+        text = words(lang, "compose.fit.unknown", note=Localized(fit.note, fit.note_zh or fit.note))
     elif fit.tight:
         verdict = words(
-            lang, "compose.fit_section.tight" if fit.status == "fits" else "compose.fit_section.borderline"
+            lang, "compose.fit.verdict.tight" if fit.status == "fits" else "compose.fit.verdict.borderline"
         )
-        text = words(lang, "compose.fit_section.2", verdict=verdict, need=need, usable=usable)
+        text = words(lang, "compose.fit.within_error", verdict=verdict, need=need, usable=usable)
     elif fit.status == "fits":
         margin = _fmt_bytes(fit.margin_bytes)
-        text = words(lang, "compose.fit_section.3", need=need, usable=usable, margin=margin)
+        text = words(lang, "compose.fit.yes", need=need, usable=usable, margin=margin)
     else:
-        text = words(lang, "compose.fit_section.4", need=need, usable=usable)
+        text = words(lang, "compose.fit.no", need=need, usable=usable)
         if _as_validated_upstream(rec):
-            text += words(lang, "compose.fit_section.5")
+            text += words(lang, "compose.fit.named_for_these_gpus")
     return [f"**{t('fit', lang)}** {text}"]
 
 
@@ -307,9 +307,9 @@ def _peak_with_room(memory, lang: str) -> str:
 
     peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
     if has_room(memory):
-        return words(lang, "compose.peak_with_room.2", peak=peak, usable=usable)
+        return words(lang, "compose.peak.room", peak=peak, usable=usable)
     left = max(0.0, memory.margin_bytes / memory.usable_bytes)
-    return words(lang, "compose.peak_with_room", peak=peak, usable=usable, left=left, HEADROOM=HEADROOM)
+    return words(lang, "compose.peak.tight", peak=peak, usable=usable, left=left, HEADROOM=HEADROOM)
 
 
 def _layout_in_words(layout, lang: str) -> str:
@@ -317,8 +317,8 @@ def _layout_in_words(layout, lang: str) -> str:
     offloading), since a layout that fits only with those would not fit without them."""
     extras = [
         "Megatron-FSDP" if layout.fsdp else "",
-        words(lang, "compose.layout_in_words", recompute=layout.recompute) if layout.recompute else "",
-        words(lang, "compose.layout_in_words.2", offload_layers=layout.offload_layers)
+        words(lang, "compose.layout.recompute", recompute=layout.recompute) if layout.recompute else "",
+        words(lang, "compose.layout.offload", offload_layers=layout.offload_layers)
         if layout.offload_layers
         else "",
     ]
@@ -389,14 +389,14 @@ def speed_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
     lines = [*_fit_section(rec, lang), _speed_line(rec, lang), costs]
     if rec.fit is not None and rec.fit.status == "does-not-fit":
         lines.append(
-            words(lang, "compose.speed_diagnosis_lines.2")
+            words(lang, "compose.slow.oom_layout_below")
             if rec.faster is not None
-            else words(lang, "compose.speed_diagnosis_lines.3")
+            else words(lang, "compose.slow.oom")
         )
     if rec.faster is not None:
         lines.append(_faster_line(rec, lang))
     else:
-        lines.append(words(lang, "compose.speed_diagnosis_lines", CLEARLY_FASTER=CLEARLY_FASTER))
+        lines.append(words(lang, "compose.slow.none_faster", CLEARLY_FASTER=CLEARLY_FASTER))
     return lines
 
 

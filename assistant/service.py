@@ -189,13 +189,16 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     if slots.hf_model_id and load_model_arch(slots.hf_model_id) is None:
         # The id was given, so asking for it again would repeat the last reply.
         text = words(
-            lang, "service.unknown_model.2", version=ctx.catalog.version, hf_model_id=slots.hf_model_id
+            lang,
+            "service.unknown_model.unknown_architecture",
+            version=ctx.catalog.version,
+            hf_model_id=slots.hf_model_id,
         )
-        family = words(lang, "service.unknown_model.3", listed=listed)
+        family = words(lang, "service.unknown_model.family", listed=listed)
         return text + (f"\n\n{family}" if listed else "")
     text = words(lang, "service.unknown_model", version=ctx.catalog.version, named=named)
     if listed:
-        text += "\n\n" + words(lang, "service.unknown_model.3", listed=listed)
+        text += "\n\n" + words(lang, "service.unknown_model.family", listed=listed)
     return text
 
 
@@ -206,7 +209,7 @@ MAX_QUOTE_CHARS = 1500
 def _passages_answer(hits: list[Hit], lang: str, intro: str) -> str:
     """Quote the best passages (distinct sections), each marked with its citation number."""
     if not hits:
-        return words(lang, "service.passages_answer")
+        return words(lang, "service.passages.nothing_found")
     parts = [words(lang, f"service.passages.{intro}")]
     # The retriever names each section once. Intros ("the rules below ...") are quoted only when no section
     # with content is among the hits.
@@ -233,7 +236,7 @@ def _validate_answer(
         # (at least the recipe's), instead of reporting that the recipe's count does not divide it.
         count = -(-cluster.num_gpus // model_parallel) * model_parallel
         cluster = cluster.model_copy(update={"num_gpus": count})
-        sized = words(lang, "service.validate_answer.2", model_parallel=model_parallel, count=count)
+        sized = words(lang, "service.validate.assumed_gpus", model_parallel=model_parallel, count=count)
     arch = recipe_arch(record, load_model_arch)
     findings = (
         validate(
@@ -250,7 +253,7 @@ def _validate_answer(
     verdict = not has_errors(findings)
     head = words(
         lang,
-        "service.validate_answer",
+        "service.validate.verdict",
         name=record.name,
         num_gpus=cluster.num_gpus if cluster else "?",
         verdict=words(lang, "service.verdict.valid" if verdict else "service.verdict.invalid"),
@@ -281,7 +284,7 @@ def _validate_answer(
                 estimate_run(rec, config.mode, recompute=config.recompute_granularity)
             diagnosis = fit_diagnosis_lines(rec, lang)
         if rec.fit.status == "does-not-fit" and not rec.fit.tight:
-            head += words(lang, "service.validate_answer.3")
+            head += words(lang, "service.validate.does_not_fit")
     broken = broken_recipe_note(record, lang)
     parts = [sized, head, broken, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
     return "\n\n".join(part for part in parts if part), rec
@@ -323,7 +326,7 @@ def _compare_answer(slots: Slots, lang: str) -> str:
         p = r.parallelism
         layout = f"TP {p.tp} PP {p.pp} CP {p.cp} EP {p.ep} seq {r.seq_length} GBS {r.global_batch_size}"
         rows.append(f"| {version} | `{r.name}` → `{r.canonical}` | {layout} | {presets} |")
-    header = words(lang, "service.compare_answer")
+    header = words(lang, "service.compare.header")
     return "\n".join([header, "|---|---|---|---|", *rows])
 
 
@@ -339,7 +342,11 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     answer.recipe, answer.dataset, answer.commands = rec.recipe, rec.dataset, rec.commands
     answer.plan = rec.plan
     command = rec.commands.torchrun or rec.commands.multinode
-    preset = f"`--dataset {rec.dataset}`" if rec.dataset else words(lang, "service.conversation_context.2")
+    preset = (
+        f"`--dataset {rec.dataset}`"
+        if rec.dataset
+        else words(lang, "service.conversation_context.no_dataset_flag")
+    )
     head = words(
         lang, "service.conversation_context", name=rec.recipe.name, version=ctx.catalog.version, preset=preset
     )
@@ -429,13 +436,16 @@ def _quick_preface(rec: Recommendation, chosen: quick_pick.QuickPick, version: s
     if rec.slots.quick_assumed and rec.cluster is not None:
         lines.append(
             words(
-                lang, "service.quick_preface", num_gpus=rec.cluster.num_gpus, gpu=rec.cluster.gpu_type.upper()
+                lang,
+                "service.quick_preface.assumed_gpus",
+                num_gpus=rec.cluster.num_gpus,
+                gpu=rec.cluster.gpu_type.upper(),
             )
         )
     if rec.smoke_shrunk:
         changed = ", ".join(f"`{key}={value}`" for key, value in rec.slots.overrides.items())
         seq = rec.slots.seq_length
-        lines.append(words(lang, "service.quick_preface.2", seq=seq, changed=changed))
+        lines.append(words(lang, "service.quick_preface.shortened_run", seq=seq, changed=changed))
     return lines
 
 
@@ -510,7 +520,7 @@ def ask(
         return _ask(question, base_version, turn, conversation)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
-        prefix = words(answer_lang, "service.ask.2")
+        prefix = words(answer_lang, "service.ask.unusable_part")
         return Answer(
             language=answer_lang if lang == "auto" else lang,
             intent="validate",
@@ -576,7 +586,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer_markdown="",
     )
     if not text or not any(ch.isalnum() for ch in text):
-        answer.answer_markdown = words(answer_lang, "service.ask")
+        answer.answer_markdown = words(answer_lang, "service.ask.what_to_tell")
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
@@ -657,7 +667,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
             question_back += " " + words(
-                answer_lang, "service.ask.3", model_text=slots.model_text, listed=listed
+                answer_lang, "service.ask.model_versions", model_text=slots.model_text, listed=listed
             )
         answer.follow_up = [question_back]
         # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
@@ -737,22 +747,28 @@ def _answer_from(
     if rec.selection.match == "similar-architecture":
         named = rec.slots.hf_model_id or rec.slots.model_text or ""
         preface.append(
-            words(lang, "service.answer_from", version=ctx.catalog.version, named=named, name=rec.recipe.name)
+            words(
+                lang,
+                "service.answer_from.similar_architecture",
+                version=ctx.catalog.version,
+                named=named,
+                name=rec.recipe.name,
+            )
         )
     if rec.switched_to_peft:
-        preface.append(words(lang, "service.answer_from.2"))
+        preface.append(words(lang, "service.answer_from.single_gpu_lora"))
     if note := broken_recipe_note(rec.recipe, lang):
         preface.append(note)
     if rec.recipe.kind == "benchmark":
-        preface.append(words(lang, "service.answer_from.3"))
+        preface.append(words(lang, "service.answer_from.benchmark_recipe"))
     variants = other_variants(ctx.catalog, rec.recipe) if rec.selection.match != "explicit" else []
     if variants:
         listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in variants)
         count = rec.recipe.encoded_gpus or rec.recipe.min_gpus
         preface.append(
-            words(lang, "service.answer_from.5", count=count, listed=listed)
+            words(lang, "service.answer_from.nearest_variant", count=count, listed=listed)
             if rec.slots.num_gpus
-            else words(lang, "service.answer_from.6", count=count, listed=listed)
+            else words(lang, "service.answer_from.other_variants", count=count, listed=listed)
         )
     if rec.slots.speed_question and rec.plan is not None:
         estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)
@@ -760,7 +776,7 @@ def _answer_from(
     if rec.slots.asks_why:
         preface += why_lines(rec, lang)
     if rec.slots.num_gpus is None and rec.cluster is not None:
-        preface.append(words(lang, "service.answer_from.4", num_gpus=rec.cluster.num_gpus))
+        preface.append(words(lang, "service.answer_from.assumed_gpus", num_gpus=rec.cluster.num_gpus))
     if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
         answer.citations = citations_from(_retrieve(settings, query, lang, ctx.catalog.version))

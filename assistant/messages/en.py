@@ -11,91 +11,99 @@ MESSAGES: dict[str, str] = {
         "Hugging Face model id or share its `config.json` (local path), and I can pick the recipe of an "
         "architecturally similar model and resize it for your GPUs."
     ),
-    "service.validate_answer": (
+    "service.validate.verdict": (
         "`{name}` with your overrides on {num_gpus} GPUs is **{verdict}** for Megatron-Bridge {version}."
     ),
-    "service.compare_answer": "| version | recipe | layout | dataset presets |",
+    "service.compare.header": "| version | recipe | layout | dataset presets |",
     "service.conversation_context": "For `{name}` (Megatron-Bridge {version}): dataset preset {preset}.",
     "service.no_quick_pick": (
         "Megatron-Bridge {version} has no recipe for {what}. Bundled releases that have one: {listed}."
     ),
     "service.ask_cases": "Your question lists {len_cases} setups; each is answered on its own.",
-    "service.unknown_model.2": (
+    "service.unknown_model.unknown_architecture": (
         "Megatron-Bridge {version} has no recipe for **{hf_model_id}**, and its architecture is not "
         "among the model configs bundled here, so I cannot match it to a similar recipe offline. Name "
         "the model it derives from (for example Llama 3 8B) and I will start from that recipe, resized "
         "for your GPUs."
     ),
-    "service.unknown_model.3": "Models of that family with recipes: {listed}.",
-    "service.passages_answer": (
+    "service.unknown_model.family": "Models of that family with recipes: {listed}.",
+    "service.passages.nothing_found": (
         "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
         "exact error text."
     ),
-    "service.validate_answer.2": (
+    "service.validate.assumed_gpus": (
         "You did not say how many GPUs you have; TP·PP·CP = {model_parallel} needs a multiple of "
         "{model_parallel}, so this checks {count}."
     ),
-    "service.conversation_context.2": "no --dataset flag",
-    "service.ask": "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA).",
-    "service.validate_answer.3": (
+    "service.conversation_context.no_dataset_flag": "no --dataset flag",
+    "service.ask.what_to_tell": (
+        "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA)."
+    ),
+    "service.validate.does_not_fit": (
         " It passes Megatron's checks but, by the memory estimate, **does not fit** these GPUs."
     ),
-    "service.quick_preface": "You did not say which GPUs you have: this assumes {num_gpus} × {gpu}.",
-    "service.quick_preface.2": (
+    "service.quick_preface.assumed_gpus": (
+        "You did not say which GPUs you have: this assumes {num_gpus} × {gpu}."
+    ),
+    "service.quick_preface.shortened_run": (
         "At its defaults the recipe does not fit these GPUs, so the smoke run keeps it and shortens the "
         "run: sequence length {seq}, {changed}. These change what is trained; they only prove the "
         "install."
     ),
-    "service.ask.2": "I cannot use part of this request: ",
-    "service.answer_from": (
+    "service.ask.unusable_part": "I cannot use part of this request: ",
+    "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
         "similar architecture, `{name}`, resized for yours: it builds its own model, so use its layout "
         "and batch settings as a start and point the model and checkpoint at yours before training."
     ),
-    "service.answer_from.2": "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model.",
-    "service.answer_from.3": (
+    "service.answer_from.single_gpu_lora": (
+        "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model."
+    ),
+    "service.answer_from.benchmark_recipe": (
         "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a fixed "
         "number of steps. It is not a production training recipe."
     ),
-    "service.answer_from.4": "You did not say how many GPUs you have, so this uses the recipe's {num_gpus}.",
-    "service.ask.3": "{model_text} recipes exist for: {listed}.",
-    "service.answer_from.5": (
+    "service.answer_from.assumed_gpus": (
+        "You did not say how many GPUs you have, so this uses the recipe's {num_gpus}."
+    ),
+    "service.ask.model_versions": "{model_text} recipes exist for: {listed}.",
+    "service.answer_from.nearest_variant": (
         "Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}."
     ),
-    "service.answer_from.6": (
+    "service.answer_from.other_variants": (
         "This variant is validated on {count} GPUs; others exist for other counts: {listed}."
     ),
-    "compose.peak_with_room": (
+    "compose.peak.tight": (
         "about {peak} of {usable}, tight: {left:.1%} left, under the {HEADROOM:.0%} a plan should keep"
     ),
-    "compose.commands_section": " — with the layout that fits ({layout}), not the plan above",
-    "compose.fit_section": "unknown ({note})",
-    "compose.peak_with_room.2": "about {peak} of {usable}",
-    "compose.fit_section.2": (
+    "compose.launch.layout": " — with the layout that fits ({layout}), not the plan above",
+    "compose.fit.unknown": "unknown ({note})",
+    "compose.peak.room": "about {peak} of {usable}",
+    "compose.fit.within_error": (
         "{verdict} — about {need} of {usable} per GPU, inside the estimator's typical error, so it may "
         "go either way: watch memory in the first steps"
     ),
-    "compose.layout_in_words": "recompute {recompute}",
-    "compose.layout_in_words.2": "CPU offloading of {offload_layers} layers",
-    "compose.speed_diagnosis_lines": (
+    "compose.layout.recompute": "recompute {recompute}",
+    "compose.layout.offload": "CPU offloading of {offload_layers} layers",
+    "compose.slow.none_faster": (
         "No layout the search finds for these GPUs is more than {CLEARLY_FASTER:.0%} faster by the "
         "estimate; look at data loading, logging and checkpoint intervals, and the performance settings "
         "(CUDA graphs, communication overlap) before changing the parallelism."
     ),
-    "compose.fit_section.3": "yes — about {need} of {usable} per GPU (margin {margin})",
-    "compose.fit_section.4": "no — about {need} needed per GPU, {usable} usable",
-    "compose.speed_diagnosis_lines.2": (
+    "compose.fit.yes": "yes — about {need} of {usable} per GPU (margin {margin})",
+    "compose.fit.no": "no — about {need} needed per GPU, {usable} usable",
+    "compose.slow.oom_layout_below": (
         "This layout is expected to run out of memory before speed matters; the layout below fits."
     ),
-    "compose.speed_diagnosis_lines.3": "This layout is expected to run out of memory before speed matters.",
-    "compose.fit_section.5": (
+    "compose.slow.oom": "This layout is expected to run out of memory before speed matters.",
+    "compose.fit.named_for_these_gpus": (
         ". The recipe is named for exactly these GPUs, so upstream runs it as is: the estimate may be "
         "high for it; watch memory in the first steps"
     ),
     "service.verdict.valid": "valid",
     "service.verdict.invalid": "not valid",
-    "compose.fit_section.tight": "yes, but tight",
-    "compose.fit_section.borderline": "borderline",
+    "compose.fit.verdict.tight": "yes, but tight",
+    "compose.fit.verdict.borderline": "borderline",
     "section.recipe": "Recipe",
     "section.alias_of": "an alias of",
     "section.defaults": "Recipe defaults",
@@ -168,7 +176,7 @@ MESSAGES: dict[str, str] = {
         "Fine-tuning a vision-language model on {dataset!r}, which has no images: training runs, but the "
         "result is meaningless. Use a multimodal dataset preset."
     ),
-    "precision-gpu.2": (
+    "precision-gpu.kept": (
         "{name} needs {generations} tensor cores and {gpu} ({value1}) has none: the plan keeps the "
         "recipe's {value2}."
     ),
@@ -176,7 +184,7 @@ MESSAGES: dict[str, str] = {
         "{mode} on one GPU: full training keeps weights, gradients and Adam states for every parameter; "
         "only PEFT (LoRA/DoRA) recipes are meant for a single GPU."
     ),
-    "tp-query-groups.2": (
+    "tp-query-groups.replicated": (
         "TP={tp} is larger than the {groups} KV heads: this Megatron-Core replicates KV heads across TP "
         "ranks, which is allowed but stores the KV projections more than once."
     ),
@@ -212,16 +220,18 @@ MESSAGES: dict[str, str] = {
         "Set dataset.* overrides instead."
     ),
     "dataset-unknown": "Dataset preset {name!r} does not exist in {version}; choose one of: {choices}.",
-    "mode-dataset.2": "The {name!r} preset is for {loop} only; {version} rejects it for mode {mode_name!r}.",
+    "mode-dataset.rejected": (
+        "The {name!r} preset is for {loop} only; {version} rejects it for mode {mode_name!r}."
+    ),
     "peft-checkpoint": (
         "PEFT needs a pretrained checkpoint: a local Megatron checkpoint directory (convert with "
         "AutoBridge.import_ckpt) or a local Hugging Face model directory."
     ),
-    "peft-checkpoint.2": (
+    "peft-checkpoint.hub-id": (
         "{path!r} looks like a Hugging Face hub id, not a checkpoint path. Download or convert it first "
         "(AutoBridge.import_ckpt) and pass the local directory."
     ),
-    "seq-length-sync.2": (
+    "seq-length-sync.undone": (
         "model.seq_length={model_seq} alone is undone: run_recipe.py in {version} copies "
         "dataset.seq_length ({dataset_seq}) into the model. Set dataset.seq_length too."
     ),
@@ -271,10 +281,12 @@ MESSAGES: dict[str, str] = {
         "{world} GPUs are not divisible by PP·EP·ETP = {pp}·{ep}·{etp} = {expert_size}. The expert mesh "
         "folds independently of the dense mesh: EDP = world / (PP·EP·ETP)."
     ),
-    "cuda-graph-packed.2": (
+    "cuda-graph-packed.pad": (
         "Packed sequences with CUDA graphs need static shapes: pad every pack to the maximum length."
     ),
-    "cuda-graph-packed.3": "A CUDA graph that captures packed attention also needs padded cu_seqlens.",
+    "cuda-graph-packed.cu-seqlens": (
+        "A CUDA graph that captures packed attention also needs padded cu_seqlens."
+    ),
     "override-section": (
         "{key!r}: Megatron-Bridge's ConfigContainer has no 'training' section; it is 'train'."
     ),
@@ -283,7 +295,7 @@ MESSAGES: dict[str, str] = {
         "average_in_collective=False for you (needed so ranks whose tokens are all masked do not produce "
         "NaN loss)."
     ),
-    "finetune-cp-loss.2": (
+    "finetune-cp-loss.needed": (
         "Fine-tuning with CP={cp} needs calculate_per_token_loss=True and "
         "ddp.average_in_collective=False, otherwise ranks whose tokens are all masked give NaN loss."
     ),
@@ -302,7 +314,7 @@ MESSAGES: dict[str, str] = {
         "upstream; anything else is unchecked: if it runs out of memory, lower train.micro_batch_size "
         "first."
     ),
-    "fit-unknown.2": (
+    "fit-unknown.heuristic": (
         "Memory fit not judged ({note}). A coarse parameter-memory heuristic puts the busiest GPU at "
         "about {peak_gb:.0f} GB of {usable_gb:.0f} GB; if it runs out of memory, lower "
         "train.micro_batch_size first."

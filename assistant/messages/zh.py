@@ -12,75 +12,75 @@ MESSAGES: dict[str, str] = {
         "或提供它的 `config.json`（本地路径），我可以选择结构相近模型的配方，"
         "并按你的 GPU 调整并行度。"
     ),
-    "service.validate_answer": (
+    "service.validate.verdict": (
         "`{name}` 加上你的覆盖项、在 {num_gpus} 张 GPU 上，对 Megatron-Bridge {version} **{verdict}**。"
     ),
-    "service.compare_answer": "| 版本 | 配方 | 并行布局 | 数据集预设 |",
+    "service.compare.header": "| 版本 | 配方 | 并行布局 | 数据集预设 |",
     "service.conversation_context": "对于 `{name}`（Megatron-Bridge {version}）：数据集预设 {preset}。",
     "service.no_quick_pick": "Megatron-Bridge {version} 没有用于{what}的配方。包含此类配方的版本：{listed}。",
     "service.ask_cases": "你的问题列出了 {len_cases} 种情况，下面逐一回答。",
-    "service.unknown_model.2": (
+    "service.unknown_model.unknown_architecture": (
         "Megatron-Bridge {version} 中没有 **{hf_model_id}*"
         "* 的配方，而且这里内置的模型配置中也没有它的结构，离线时无法匹配结构相近的配方。"
         "请告诉我它基于哪个模型（例如 Llama 3 8B），我会从该模型的配方出发，"
         "并按你的 GPU 调整。"
     ),
-    "service.unknown_model.3": "该系列有配方的模型：{listed}。",
-    "service.passages_answer": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
-    "service.validate_answer.2": (
+    "service.unknown_model.family": "该系列有配方的模型：{listed}。",
+    "service.passages.nothing_found": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
+    "service.validate.assumed_gpus": (
         "你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，"
         "GPU 数须为 {model_parallel} 的倍数，这里按 {count} 张检查。"
     ),
-    "service.conversation_context.2": "无 --dataset 参数",
-    "service.ask": "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
-    "service.validate_answer.3": "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
-    "service.quick_preface": "你没有说明 GPU：以下假设为 {num_gpus} 张 {gpu}。",
-    "service.quick_preface.2": (
+    "service.conversation_context.no_dataset_flag": "无 --dataset 参数",
+    "service.ask.what_to_tell": "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
+    "service.validate.does_not_fit": "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
+    "service.quick_preface.assumed_gpus": "你没有说明 GPU：以下假设为 {num_gpus} 张 {gpu}。",
+    "service.quick_preface.shortened_run": (
         "按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行："
         "序列长度 {seq}，{changed}。这些改动会改变训练内容，只用于验证安装。"
     ),
-    "service.ask.2": "这个请求中有一部分无法使用：",
-    "service.answer_from": (
+    "service.ask.unusable_part": "这个请求中有一部分无法使用：",
+    "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
         "方。这里给出结构最相近的配方 `{name}`，并按你的模型调整了并行度："
         "它构建的是它自己的模型，请把它的并行布局和批大小作为起点，训练前把模型和检查点换成你自己的。"
     ),
-    "service.answer_from.2": "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
-    "service.answer_from.3": (
+    "service.answer_from.single_gpu_lora": "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
+    "service.answer_from.benchmark_recipe": (
         "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。"
     ),
-    "service.answer_from.4": "你没有说明 GPU 数量，以下按配方的 {num_gpus} 张计算。",
-    "service.ask.3": "{model_text} 有配方的型号：{listed}。",
-    "service.answer_from.5": "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
-    "service.answer_from.6": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
-    "compose.peak_with_room": (
-        "约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"
+    "service.answer_from.assumed_gpus": "你没有说明 GPU 数量，以下按配方的 {num_gpus} 张计算。",
+    "service.ask.model_versions": "{model_text} 有配方的型号：{listed}。",
+    "service.answer_from.nearest_variant": (
+        "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。"
     ),
-    "compose.commands_section": "——使用能放下的布局（{layout}），而非上面的方案",
-    "compose.fit_section": "无法判断（{note}）",
-    "compose.peak_with_room.2": "约 {peak}，可用 {usable}",
-    "compose.fit_section.2": (
+    "service.answer_from.other_variants": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
+    "compose.peak.tight": ("约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"),
+    "compose.launch.layout": "——使用能放下的布局（{layout}），而非上面的方案",
+    "compose.fit.unknown": "无法判断（{note}）",
+    "compose.peak.room": "约 {peak}，可用 {usable}",
+    "compose.fit.within_error": (
         "{verdict} —— 每张 GPU 约 {need}，可用 {usable}，"
         "在估算的典型误差之内，两种结果都可能：请关注前几步的显存"
     ),
-    "compose.layout_in_words": "重计算 {recompute}",
-    "compose.layout_in_words.2": "CPU 卸载 {offload_layers} 层激活",
-    "compose.speed_diagnosis_lines": (
+    "compose.layout.recompute": "重计算 {recompute}",
+    "compose.layout.offload": "CPU 卸载 {offload_layers} 层激活",
+    "compose.slow.none_faster": (
         "在这些 GPU 上，搜索找不到按估计快 {CLEARLY_FASTER:.0%} 以上的布局"
         "；改并行前先检查数据加载、日志与 checkpoint 间隔，"
         "以及性能设置（CUDA graph、通信重叠）。"
     ),
-    "compose.fit_section.3": "可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
-    "compose.fit_section.4": "不够 —— 每张 GPU 约需 {need}，可用 {usable}",
-    "compose.speed_diagnosis_lines.2": "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
-    "compose.speed_diagnosis_lines.3": "这个布局预计会先显存不足，谈不上速度。",
-    "compose.fit_section.5": (
+    "compose.fit.yes": "可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
+    "compose.fit.no": "不够 —— 每张 GPU 约需 {need}，可用 {usable}",
+    "compose.slow.oom_layout_below": "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
+    "compose.slow.oom": "这个布局预计会先显存不足，谈不上速度。",
+    "compose.fit.named_for_these_gpus": (
         "。该配方的名字标注的正是这些 GPU，上游按原样运行它：估算可能偏高；请关注前几步的显存"
     ),
     "service.verdict.valid": "有效",
     "service.verdict.invalid": "无效",
-    "compose.fit_section.tight": "勉强",
-    "compose.fit_section.borderline": "临界",
+    "compose.fit.verdict.tight": "勉强",
+    "compose.fit.verdict.borderline": "临界",
     "section.recipe": "推荐配方",
     "section.alias_of": "它是以下函数的别名：",
     "section.defaults": "配方默认值",
@@ -145,14 +145,14 @@ MESSAGES: dict[str, str] = {
         "在不含图像的数据集 {dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。"
         "请使用多模态数据集预设。"
     ),
-    "precision-gpu.2": (
+    "precision-gpu.kept": (
         "{name} 需要 {generations} 架构的张量核心，{gpu}（{value1}）没有：方案保留配方自带的 {value2}。"
     ),
     "single-gpu-full-training": (
         "单 GPU 上进行 {mode}：全参训练需要为每个参数保存权重、梯度和 Adam 状态；"
         "只有 PEFT（LoRA/DoRA）配方适合单 GPU。"
     ),
-    "tp-query-groups.2": (
+    "tp-query-groups.replicated": (
         "TP={tp} 大于 {groups} 个 KV 头："
         "当前 Megatron-Core 会在 TP rank 之间复制 KV 头，可以运行，"
         "但 KV 投影会被重复存储。"
@@ -181,16 +181,16 @@ MESSAGES: dict[str, str] = {
         "{version} 的 run_recipe.py 没有 --dataset 选项，使用配方自带的数据集配置；请改用 dataset.* 覆盖项。"
     ),
     "dataset-unknown": "{version} 中不存在数据集预设 {name!r}；可选：{choices}。",
-    "mode-dataset.2": "数据集预设 {name!r} 仅用于 {loop}；{version} 在 {mode_name!r} 模式下会拒绝它。",
+    "mode-dataset.rejected": "数据集预设 {name!r} 仅用于 {loop}；{version} 在 {mode_name!r} 模式下会拒绝它。",
     "peft-checkpoint": (
         "PEFT 需要预训练检查点：本地 Megatron 检查点目录（可用 AutoBridge."
         "import_ckpt 转换）或本地 Hugging Face 模型目录。"
     ),
-    "peft-checkpoint.2": (
+    "peft-checkpoint.hub-id": (
         "{path!r} 看起来是 Hugging Face 模型 ID，而不是检查点路径。"
         "请先下载或转换（AutoBridge.import_ckpt），再传入本地目录。"
     ),
-    "seq-length-sync.2": (
+    "seq-length-sync.undone": (
         "只设置 model.seq_length={model_seq} 会被还原："
         "{version} 的 run_recipe.py 会用 dataset.seq_lengt"
         "h（{dataset_seq}）覆盖模型的序列长度。"
@@ -243,8 +243,8 @@ MESSAGES: dict[str, str] = {
         "= {expert_size} 整除。专家网格与稠密网格独立折叠："
         "EDP = world / (PP·EP·ETP)。"
     ),
-    "cuda-graph-packed.2": "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
-    "cuda-graph-packed.3": "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
+    "cuda-graph-packed.pad": "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
+    "cuda-graph-packed.cu-seqlens": "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
     "override-section": "{key!r}：Megatron-Bridge 的 ConfigContainer 没有 'training' 段，应为 'train'。",
     "finetune-cp-loss": (
         "CP={cp} 微调：{version} 的 run_recipe.py 会自动设置 cal"
@@ -252,7 +252,7 @@ MESSAGES: dict[str, str] = {
         "tive=False（避免全部 token 被 mask 的 rank 产生 NaN 损失）"
         "。"
     ),
-    "finetune-cp-loss.2": (
+    "finetune-cp-loss.needed": (
         "CP={cp} 微调需要 calculate_per_token_loss=True 且 d"
         "dp.average_in_collective=False，"
         "否则全部 token 被 mask 的 rank 会产生 NaN 损失。"
@@ -269,7 +269,7 @@ MESSAGES: dict[str, str] = {
         "尚未判断显存是否足够（{note}）。配方自带的布局在其标注的 GPU 上已由上游运行过；"
         "其他情况未经检查：如果 OOM，先减小 train.micro_batch_size。"
     ),
-    "fit-unknown.2": (
+    "fit-unknown.heuristic": (
         "尚未判断显存是否足够（{note}）。"
         "粗略的参数显存估算显示最忙的 GPU 约需 {peak_gb:.0f} GB（共 "
         "{usable_gb:.0f} GB）；如果 OOM，"

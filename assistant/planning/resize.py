@@ -613,7 +613,7 @@ def _finish(
                 "fit-unknown",
                 "info",
                 msg(
-                    "fit-unknown.2",
+                    "fit-unknown.heuristic",
                     note=Localized(fit.note, fit.note_zh or fit.note),
                     peak_gb=peak / 1e9,
                     usable_gb=usable_bytes(cluster.gpu_type) / 1e9,

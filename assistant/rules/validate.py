@@ -129,7 +129,7 @@ def rule_tp_query_groups(ctx: _Context) -> list[Finding]:
     if groups % tp == 0:
         return []
     if loose and tp % groups == 0:
-        return [finding("tp-query-groups", "info", msg("tp-query-groups.2", tp=tp, groups=groups))]
+        return [finding("tp-query-groups", "info", msg("tp-query-groups.replicated", tp=tp, groups=groups))]
     rule = msg("tp-query-groups.loose" if loose else "tp-query-groups.strict")
     return [
         finding(
@@ -337,7 +337,7 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
                     finding(
                         "finetune-cp-loss",
                         "error",
-                        msg("finetune-cp-loss.2", cp=cp),
+                        msg("finetune-cp-loss.needed", cp=cp),
                         upstream_error=missing[0][2],
                         fix=fix,
                     )
@@ -579,7 +579,7 @@ def rule_dataset(ctx: _Context) -> list[Finding]:
                 "mode-dataset",
                 "error",
                 msg(
-                    "mode-dataset.2",
+                    "mode-dataset.rejected",
                     name=name,
                     loop="/".join(preset.modes),
                     version=ctx.version,
@@ -635,7 +635,7 @@ def rule_peft_checkpoint(ctx: _Context) -> list[Finding]:
             finding(
                 "peft-checkpoint",
                 "error",
-                msg("peft-checkpoint.2", path=path),
+                msg("peft-checkpoint.hub-id", path=path),
                 upstream_error=upstream.peft_invalid_checkpoint(str(path)),
                 fix="checkpoint.pretrained_checkpoint=/path/to/local_checkpoint",
             )
@@ -658,7 +658,12 @@ def rule_seq_sync(ctx: _Context) -> list[Finding]:
             finding(
                 "seq-length-sync",
                 "warning",
-                msg("seq-length-sync.2", model_seq=model_seq, version=ctx.version, dataset_seq=dataset_seq),
+                msg(
+                    "seq-length-sync.undone",
+                    model_seq=model_seq,
+                    version=ctx.version,
+                    dataset_seq=dataset_seq,
+                ),
                 upstream_error=None,
                 fix=fix,
             )
@@ -772,7 +777,7 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
                 finding(
                     "cuda-graph-packed",
                     "error",
-                    msg("cuda-graph-packed.2"),
+                    msg("cuda-graph-packed.pad"),
                     upstream_error=upstream.OFFLINE_PACKING_GRAPH_PAD,
                     fix="dataset.pad_to_max_length=true dataset.offline_packing_specs.pad_cu_seqlens=true",
                 )
@@ -782,7 +787,7 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
                 finding(
                     "cuda-graph-packed",
                     "error",
-                    msg("cuda-graph-packed.3"),
+                    msg("cuda-graph-packed.cu-seqlens"),
                     upstream_error=upstream.PACKED_GRAPH_CU_SEQLENS,
                     fix="dataset.offline_packing_specs.pad_cu_seqlens=true",
                 )
@@ -987,7 +992,7 @@ def precision_finding(
             "precision-gpu",
             "warning",
             msg(
-                "precision-gpu.2",
+                "precision-gpu.kept",
                 name=name,
                 generations=generations,
                 gpu=gpu,
