@@ -49,7 +49,10 @@ ASSISTANT = Path(__file__).resolve().parents[1] / "assistant"
 CATALOG_ONLY = [
     *sorted((ASSISTANT / "rules").glob("*.py")),
     *sorted((ASSISTANT / "planning").glob("*.py")),
-    *(ASSISTANT / name for name in ("compose.py", "compose_recipe.py", "service.py", "version_facts.py")),
+    *(
+        ASSISTANT / name
+        for name in ("compose.py", "compose_recipe.py", "recommend.py", "service.py", "version_facts.py")
+    ),
 ]
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 

@@ -526,4 +526,5 @@ MESSAGES: dict[str, str] = {
         "`{name}` is not a flag of {script} in Megatron-Bridge {version}; its flags are {every}."
     ),
     "version_facts.a_flag": "`{names}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
+    "reason.fitting_layout": "the layout the memory estimate says fits these GPUs",
 }

@@ -448,4 +448,5 @@ MESSAGES: dict[str, str] = {
         "Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。"
     ),
     "version_facts.a_flag": "`{names}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
+    "reason.fitting_layout": "显存估算认为能放进这些 GPU 的布局",
 }
