@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from assistant.catalog import forward_step_of
 from assistant.compose_recipe import recipe_call_lines
-from assistant.messages import words
+from assistant.messages import Localized, msg, words
 from assistant.recommend import CLEARLY_FASTER, PLAN_KEYS, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
 from assistant.rules.findings import render_value
-
-CLASS_ZH = {"convergence": "收敛相关", "execution": "执行映射", "benchmark-only": "仅限基准"}
 
 
 def say(lang: str, en: str, zh: str) -> str:
@@ -45,56 +43,26 @@ def checklist(catalog: Catalog, lang: str) -> list[str]:
     def ds(name: str | None) -> str:
         return f"`--dataset {name}`"
 
-    if lang == "zh":
-        smoke = f"`{smoke_name}` " if smoke_name else ""
-        items = [
-            f"库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
-            f"性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`"
-            + (
-                f"，或按完整函数名用 `{slurm.entry} --recipe <配方名>` 提交，GPU 总数须与名称中的一致。"
-                if slurm
-                else "。"
-            ),
-            f"首次冒烟测试：{smoke}+ {ds(pretrain_ds)}（模拟数据）。"
-            if pretrain_ds
-            else f"首次冒烟测试：{smoke}（预训练配方默认使用模拟数据）。",
-            f"常规 SFT 使用 {ds(sft_ds)}；预训练与模拟验证使用 {ds(pretrain_ds)}。"
-            if sft_ds and pretrain_ds
-            else "该版本的 run_recipe.py 没有 --dataset 参数："
-            "SFT/PEFT 配方自带数据集，预训练配方默认模拟数据。",
-            "调整规则：TP 需整除 num_key_value_heads；除非使用 NVL72 级互连，"
-            "TP 不跨节点；TP > 1 时开启 SP；长上下文配置 CP；DP 隐式确定；"
-            "OOM 时先减小 micro_batch_size。",
-            "变更分类：并行方式与 micro_batch_size 属于执行变更（训练结果不变）；global_batch_size、"
-            "学习率、序列长度和数据集属于收敛变更（会改变训练）；只用于测速的设置属于仅基准测试。",
-        ]
-    else:
-        smoke = f"`{smoke_name}` " if smoke_name else "a pretrain recipe "
-        items = [
-            "Library recipes (`src/megatron/bridge/recipes/`) are for real training and launch with "
-            f"`{script}`.",
-            "Performance (benchmark) recipes measure upper-bound throughput on mock data and are not "
-            f"production recipes; they launch with `{bench}`"
-            + (
-                f", or by their exact name with `{slurm.entry} --recipe <name>` on the GPU count in the name."
-                if slurm
-                else "."
-            ),
-            f"First smoke test: {smoke}with {ds(pretrain_ds)} (mock data)."
-            if pretrain_ds
-            else f"First smoke test: {smoke}as is (pretrain recipes default to mock data).",
-            f"Regular SFT uses {ds(sft_ds)}; pretraining and mock validation use {ds(pretrain_ds)}."
-            if sft_ds and pretrain_ds
-            else "This version's run_recipe.py has no --dataset flag: SFT/PEFT recipes bring their own "
-            "dataset, pretrain recipes use mock data by default.",
-            "Resizing rules: TP must divide num_key_value_heads; keep TP inside a node unless the GPUs "
-            "have an NVL72-class NVLink domain; enable SP when TP > 1; add CP for long context; DP is "
-            "implicit; on OOM lower micro_batch_size first.",
-            "Change control: parallel sizes and micro_batch_size are execution changes (the training "
-            "stays the same); global_batch_size, learning rate, sequence length and dataset are "
-            "convergence changes (the training changes); settings only for speed runs are benchmark-only.",
-        ]
-    return items
+    smoke = (
+        words(lang, "checklist.smoke_recipe", name=smoke_name)
+        if smoke_name
+        else words(lang, "checklist.smoke_any")
+    )
+    slurm_tail = (
+        words(lang, "checklist.benchmark.slurm", entry=slurm.entry) if slurm else words(lang, "checklist.end")
+    )
+    return [
+        words(lang, "checklist.library", script=script),
+        words(lang, "checklist.benchmark", bench=bench, tail=slurm_tail),
+        words(lang, "checklist.smoke", smoke=smoke, dataset=ds(pretrain_ds))
+        if pretrain_ds
+        else words(lang, "checklist.smoke.mock", smoke=smoke),
+        words(lang, "checklist.datasets", sft=ds(sft_ds), pretrain=ds(pretrain_ds))
+        if sft_ds and pretrain_ds
+        else words(lang, "checklist.no_dataset_flag"),
+        words(lang, "checklist.resizing"),
+        words(lang, "checklist.change_control"),
+    ]
 
 
 def citations_from(hits: list[Hit]) -> list[Citation]:
@@ -189,7 +157,7 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
     else:
         lines.append(f"**{t('launch', lang)}**")
     if rec.launch_layout is not None:
-        lines[-1] += words(lang, "compose.commands_section", layout=_layout_in_words(rec.launch_layout, lang))
+        lines[-1] += words(lang, "compose.launch.layout", layout=_layout_in_words(rec.launch_layout, lang))
     multi = rec.cluster is not None and rec.cluster.num_nodes > 1
     blocks = []
     if cmds.benchmark and rec.recipe and rec.recipe.kind == "benchmark":
@@ -215,8 +183,8 @@ def _overrides_section(rec: Recommendation, lang: str) -> list[str]:
         "|---|---|---|---|",
     ]
     for item in rec.overrides:
-        reason = (item.reason_zh or item.reason) if lang == "zh" else item.reason
-        klass = CLASS_ZH.get(item.change_class, item.change_class) if lang == "zh" else item.change_class
+        reason = Localized(item.reason, item.reason_zh or item.reason).render(lang)
+        klass = words(lang, f"change_class.{item.change_class}")
         lines.append(f"| `{item.key}` | `{item.value}` | {klass} | {reason.replace('|', '/')} |")
     return lines
 
@@ -227,21 +195,19 @@ def _fit_section(rec: Recommendation, lang: str) -> list[str]:
         return []
     need, usable = _fmt_bytes(fit.peak_bytes), _fmt_bytes(fit.usable_bytes)
     if fit.status == "unknown":
-        text = words(
-            lang, "compose.fit_section", note=(fit.note_zh or fit.note) if lang == "zh" else fit.note
-        )
+        text = words(lang, "compose.fit.unknown", note=Localized(fit.note, fit.note_zh or fit.note))
     elif fit.tight:
         verdict = words(
-            lang, "compose.fit_section.tight" if fit.status == "fits" else "compose.fit_section.borderline"
+            lang, "compose.fit.verdict.tight" if fit.status == "fits" else "compose.fit.verdict.borderline"
         )
-        text = words(lang, "compose.fit_section.2", verdict=verdict, need=need, usable=usable)
+        text = words(lang, "compose.fit.within_error", verdict=verdict, need=need, usable=usable)
     elif fit.status == "fits":
         margin = _fmt_bytes(fit.margin_bytes)
-        text = words(lang, "compose.fit_section.3", need=need, usable=usable, margin=margin)
+        text = words(lang, "compose.fit.yes", need=need, usable=usable, margin=margin)
     else:
-        text = words(lang, "compose.fit_section.4", need=need, usable=usable)
+        text = words(lang, "compose.fit.no", need=need, usable=usable)
         if _as_validated_upstream(rec):
-            text += words(lang, "compose.fit_section.5")
+            text += words(lang, "compose.fit.named_for_these_gpus")
     return [f"**{t('fit', lang)}** {text}"]
 
 
@@ -284,22 +250,15 @@ def changed_overrides(overrides: dict, plan) -> str:
 
 def _speed_line(rec: Recommendation, lang: str) -> str:
     s, error = rec.speed, rec.speed_error
-    if lang == "zh":
-        return (
-            f"**速度估计：** 每张 GPU 约 {s.tokens_per_sec_per_gpu:,.0f} tokens/s，"
-            f"模型算力 {s.model_tflops_per_gpu:.0f} TFLOP/s（MFU {s.mfu:.0%}），"
-            f"每步 {s.step_time_s:.2f} 秒；按已发布的 Megatron-Bridge 实测数据校准"
-            + (f"，在这些数据上的中位误差约 {error:.0%}" if error else "")
-            + "；`autorecipe estimate` 可查看明细。"
-            + _track_note(rec, lang)
-        )
-    return (
-        f"**How fast?** about {s.tokens_per_sec_per_gpu:,.0f} tokens/s per GPU, "
-        f"{s.model_tflops_per_gpu:.0f} model TFLOP/s per GPU (MFU {s.mfu:.0%}), "
-        f"{s.step_time_s:.2f} s per step — an estimate calibrated on published Megatron-Bridge runs"
-        + (f", with a median error of about {error:.0%} on them" if error else "")
-        + "; `autorecipe estimate` has the breakdown."
-        + _track_note(rec, lang)
+    return words(
+        lang,
+        "compose.speed",
+        tokens=s.tokens_per_sec_per_gpu,
+        tflops=s.model_tflops_per_gpu,
+        mfu=s.mfu,
+        step=s.step_time_s,
+        error=words(lang, "compose.speed.error", error=error) if error else "",
+        track=_track_note(rec, lang),
     )
 
 
@@ -310,14 +269,8 @@ def _track_note(rec: Recommendation, lang: str) -> str:
         return ""
     off = abs(track.mean_signed_error)
     precision = track.precision.upper()
-    if lang == "zh":
-        side = "偏高" if track.mean_signed_error > 0 else "偏低"
-        return f" 注意：在该模型 {precision} 的 {track.runs} 次已发布实测上，这个估计平均{side}约 {off:.0%}。"
-    side = "high" if track.mean_signed_error > 0 else "low"
-    return (
-        f" Note: on the {track.runs} published runs of this model in {precision}, the estimate was about "
-        f"{off:.0%} {side} on average."
-    )
+    side = msg("compose.track.high" if track.mean_signed_error > 0 else "compose.track.low")
+    return words(lang, "compose.track", runs=track.runs, precision=precision, off=off, side=side)
 
 
 def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
@@ -327,35 +280,23 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
     if nearest.leanest is not None:
         m, layout = nearest.leanest.memory, _layout(nearest.leanest.plan)
         peak, usable = _fmt_bytes(m.peak_bytes), _fmt_bytes(m.usable_bytes)
-        lines.append(
-            f"**Does not fit on {cluster.num_gpus} × {gpu}:** even the leanest layout ({layout}, full "
-            f"recompute) needs about {peak} per GPU of {usable}."
-            if lang != "zh"
-            else f"**{cluster.num_gpus} × {gpu} 放不下：** 即使最省显存的布局（{layout}，全量重计算）"
-            f"每张 GPU 也需约 {peak}，可用 {usable}。"
-        )
+        leanest = {"num_gpus": cluster.num_gpus, "gpu": gpu, "layout": layout, "peak": peak, "usable": usable}
+        lines.append(words(lang, "compose.nearest.leanest", **leanest))
     if nearest.min_gpus and nearest.min_gpus_layout is not None:
         best = nearest.min_gpus_layout
         peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
         layout = _layout_in_words(best, lang)
         keys = pasteable(best.overrides)
-        lines.append(
-            f"The fewest GPUs that fit: **{nearest.min_gpus}** with {layout} "
-            f"({peak} per GPU, {speed} tokens/s per GPU). {keys}"
-            if lang != "zh"
-            else f"能放下的最少 GPU 数：**{nearest.min_gpus}** 张，布局 {layout}"
-            f"（每张 GPU {peak}，约 {speed} tokens/s）。{keys}"
-        )
+        fewest = {"min_gpus": nearest.min_gpus, "layout": layout, "peak": peak, "speed": speed, "keys": keys}
+        lines.append(words(lang, "compose.nearest.fewest", **fewest))
     if nearest.room_gpus and nearest.room_layout is not None:
         room = nearest.room_layout
         peak, layout = _peak_with_room(room.memory, lang), _layout_in_words(room, lang)
         keys = pasteable(room.overrides)
         lines.append(
-            f"With room beyond the estimate's error: **{nearest.room_gpus}** GPUs with {layout} "
-            f"({peak} per GPU). {keys}"
-            if lang != "zh"
-            else f"余量超出估计误差的方案：**{nearest.room_gpus}** 张 GPU，布局 {layout}（每张 GPU {peak}）。"
-            f"{keys}"
+            words(
+                lang, "compose.nearest.room", room_gpus=nearest.room_gpus, layout=layout, peak=peak, keys=keys
+            )
         )
     return lines
 
@@ -366,9 +307,9 @@ def _peak_with_room(memory, lang: str) -> str:
 
     peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
     if has_room(memory):
-        return words(lang, "compose.peak_with_room.2", peak=peak, usable=usable)
+        return words(lang, "compose.peak.room", peak=peak, usable=usable)
     left = max(0.0, memory.margin_bytes / memory.usable_bytes)
-    return words(lang, "compose.peak_with_room", peak=peak, usable=usable, left=left, HEADROOM=HEADROOM)
+    return words(lang, "compose.peak.tight", peak=peak, usable=usable, left=left, HEADROOM=HEADROOM)
 
 
 def _layout_in_words(layout, lang: str) -> str:
@@ -376,8 +317,8 @@ def _layout_in_words(layout, lang: str) -> str:
     offloading), since a layout that fits only with those would not fit without them."""
     extras = [
         "Megatron-FSDP" if layout.fsdp else "",
-        words(lang, "compose.layout_in_words", recompute=layout.recompute) if layout.recompute else "",
-        words(lang, "compose.layout_in_words.2", offload_layers=layout.offload_layers)
+        words(lang, "compose.layout.recompute", recompute=layout.recompute) if layout.recompute else "",
+        words(lang, "compose.layout.offload", offload_layers=layout.offload_layers)
         if layout.offload_layers
         else "",
     ]
@@ -391,13 +332,7 @@ def _fitting_line(rec: Recommendation, lang: str) -> str:
     peak, speed = _peak_with_room(best.memory, lang), f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
     keys = changed_overrides(best.overrides, rec.plan)
     gpus = f"{rec.cluster.num_gpus} × {rec.cluster.gpu_label}"
-    if lang == "zh":
-        head = f"**在 {gpus} 上能放下的布局（估计）：** {layout}"
-        return f"{head}——每张 GPU {peak}，约 {speed} tokens/s。{keys}"
-    return (
-        f"**A layout that fits your {gpus} (estimated):** {layout} — {peak} per GPU, "
-        f"{speed} tokens/s per GPU. {keys}"
-    )
+    return words(lang, "compose.fitting", gpus=gpus, layout=layout, peak=peak, speed=speed, keys=keys)
 
 
 def _faster_line(rec: Recommendation, lang: str) -> str:
@@ -405,12 +340,7 @@ def _faster_line(rec: Recommendation, lang: str) -> str:
     layout = _layout_in_words(f, lang)
     ours, theirs = f"{rec.speed.tokens_per_sec_per_gpu:,.0f}", f"{f.throughput.tokens_per_sec_per_gpu:,.0f}"
     keys = changed_overrides(f.overrides, rec.plan)
-    if lang == "zh":
-        return f"**更快的布局（估计）：** {layout}——每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}。{keys}"
-    return (
-        f"**A faster layout for your GPUs (estimated):** {layout} — about {theirs} tokens/s per GPU "
-        f"against {ours} for the plan above. {keys}"
-    )
+    return words(lang, "compose.faster", layout=layout, theirs=theirs, ours=ours, keys=keys)
 
 
 def _no_faster_line(rec: Recommendation, lang: str) -> str:
@@ -420,17 +350,7 @@ def _no_faster_line(rec: Recommendation, lang: str) -> str:
     ours = f"{rec.speed.tokens_per_sec_per_gpu:,.0f}"
     theirs = f"{best.throughput.tokens_per_sec_per_gpu:,.0f}"
     margin = f"{CLEARLY_FASTER:.0%}"
-    if lang == "zh":
-        return (
-            f"**最快的布局（估计）：** 在这些 GPU 上，搜索找不到比上面方案快 {margin} 以上的布局。"
-            f"它排第一的是 {layout}，每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}；"
-            "差距在估计分辨不出的范围内，沿用上面的方案即可。"
-        )
-    return (
-        f"**Fastest layout (estimated):** the search finds no layout for these GPUs more than {margin} "
-        f"faster than the plan above. Its first choice, {layout}, runs about {theirs} tokens/s per GPU "
-        f"against {ours} for the plan: closer than the estimate can tell apart, so keep the plan."
-    )
+    return words(lang, "compose.no_faster", margin=margin, layout=layout, theirs=theirs, ours=ours)
 
 
 def fit_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
@@ -457,29 +377,26 @@ def speed_diagnosis_lines(rec: Recommendation, lang: str) -> list[str]:
     comm_total = sum(comm.to_json().values())
     pipeline = f"PP={plan.pp}, VP={plan.vp or 1}, {plan.ga} micro-batches"
     parts = ", ".join(f"{k} {v / step:.0%}" for k, v in comm_parts.items())
-    if lang == "zh":
-        costs = (
-            f"**时间花在哪里（估计）：** 流水线气泡占每步 {s.bubble_s / step:.1%}（{pipeline}）；"
-            f"未被掩盖的通信占 {comm_total / step:.1%}" + (f"（{parts}）" if parts else "")
-            + (f"；重计算占 {s.recompute_s / step:.1%}" if s.recompute_s else "") + "。"
-        )  # fmt: skip
-    else:
-        costs = (
-            f"**Where the step time goes (estimated):** pipeline bubble {s.bubble_s / step:.1%} of the step "
-            f"({pipeline}); exposed communication {comm_total / step:.1%}" + (f" ({parts})" if parts else "")
-            + (f"; recompute {s.recompute_s / step:.1%}" if s.recompute_s else "") + "."
-        )  # fmt: skip
+    costs = words(
+        lang,
+        "compose.step_costs",
+        bubble=s.bubble_s / step,
+        pipeline=pipeline,
+        comm=comm_total / step,
+        parts=msg("compose.step_costs.parts", parts=parts) if parts else "",
+        recompute=msg("compose.step_costs.recompute", share=s.recompute_s / step) if s.recompute_s else "",
+    )
     lines = [*_fit_section(rec, lang), _speed_line(rec, lang), costs]
     if rec.fit is not None and rec.fit.status == "does-not-fit":
         lines.append(
-            words(lang, "compose.speed_diagnosis_lines.2")
+            words(lang, "compose.slow.oom_layout_below")
             if rec.faster is not None
-            else words(lang, "compose.speed_diagnosis_lines.3")
+            else words(lang, "compose.slow.oom")
         )
     if rec.faster is not None:
         lines.append(_faster_line(rec, lang))
     else:
-        lines.append(words(lang, "compose.speed_diagnosis_lines", CLEARLY_FASTER=CLEARLY_FASTER))
+        lines.append(words(lang, "compose.slow.none_faster", CLEARLY_FASTER=CLEARLY_FASTER))
     return lines
 
 
@@ -508,12 +425,8 @@ def _peft_alternative_lines(lora: Recommendation, lang: str) -> list[str]:
     fit = ""
     if lora.fit is not None and lora.fit.peak_bytes is not None:
         peak = _fmt_bytes(lora.fit.peak_bytes)
-        fit = f"，每张 GPU 约 {peak}" if lang == "zh" else f", about {peak} per GPU"
-    head = (
-        f"**在 {gpus} 上可以改用 LoRA：** `{name}`（{_layout(lora.plan)}{fit}）："
-        if lang == "zh"
-        else f"**LoRA fits on {gpus} instead:** `{name}` ({_layout(lora.plan)}{fit}):"
-    )
+        fit = words(lang, "compose.peft_alternative.fit", peak=peak)
+    head = words(lang, "compose.peft_alternative", gpus=gpus, name=name, layout=_layout(lora.plan), fit=fit)
     return [head, f"```bash\n{lora.commands.torchrun}\n```"]
 
 
@@ -523,7 +436,7 @@ def findings_lines(rec_findings, lang: str) -> list[str]:
     icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
     lines = [f"**{t('findings', lang)}**"]
     for item in rec_findings:
-        message = item.message_zh if lang == "zh" else item.message
+        message = Localized(item.message, item.message_zh).render(lang)
         line = f"- {icon[item.severity]} `{item.id}`: {message}"
         if item.fix:
             line += f" — {t('fix', lang)}: `{item.fix}`"

@@ -8,6 +8,7 @@ import json
 
 from assistant.catalog import gpu_dependent_values, resolve_recipe, variant_for
 from assistant.errors import UserError
+from assistant.messages import msg, words
 from assistant.records import EnvValue, RecipeRecord, gpu_label
 
 
@@ -22,21 +23,13 @@ def _variant_line(record: RecipeRecord, lang: str) -> str | None:
         return None
     call = _call(record, variant.call)
     flags = " ".join(variant.launcher_args)
-    if lang == "zh":
-        goal = "全参数 SFT" if variant.mode == "sft" else "LoRA"
-        how = (
-            "；不加 `--peft_scheme` 时 run_recipe.py 即如此调用"
-            if variant.launcher_default
-            else (f"；run_recipe.py 需加 `{flags}` 才如此调用" if flags else "")
-        )
-        return f"按 {call} 调用（{goal}）{how}。"
-    goal = "full SFT" if variant.mode == "sft" else "LoRA"
+    goal = msg("recipe_call.goal.sft" if variant.mode == "sft" else "recipe_call.goal.lora")
     how = (
-        "; run_recipe.py makes this call when no `--peft_scheme` is given"
+        msg("recipe_call.launcher_default")
         if variant.launcher_default
-        else (f"; run_recipe.py makes this call with `{flags}`" if flags else "")
+        else (msg("recipe_call.with_flags", flags=flags) if flags else "")
     )
-    return f"Called as {call} ({goal}){how}."
+    return words(lang, "recipe_call", call=call, goal=goal, how=how)
 
 
 def _gpu_line(path: str, value: EnvValue, here: object, gpu_type: str | None, lang: str) -> str:
@@ -45,24 +38,23 @@ def _gpu_line(path: str, value: EnvValue, here: object, gpu_type: str | None, la
     for gpu, other in value.by_gpu.items():
         if other != here or not (gpu_type and gpu_type in value.by_gpu):
             grouped.setdefault(json.dumps(other), []).append(gpu_label(gpu))
-    if lang == "zh":
-        others = "；".join(f"{shown}（{'、'.join(gpus)}）" for shown, gpus in grouped.items())
-    else:
-        others = "; ".join(f"{shown} ({', '.join(gpus)})" for shown, gpus in grouped.items())
+    others = words(lang, "gpu_values.separator").join(
+        words(lang, "gpu_values.other", shown=shown, gpus=words(lang, "gpu_values.gpu_separator").join(gpus))
+        for shown, gpus in grouped.items()
+    )
     if gpu_type and gpu_type in value.by_gpu:
         gpu, shown = gpu_label(gpu_type), json.dumps(here)
-        if lang == "zh":
-            return (
-                f"在你的 {gpu} 上，`{path}` 为 {shown}：由 `{value.rule}` 按 GPU 类型设置（{source}）；"
-                f"其他 GPU：{others}。"
-            )
-        return (
-            f"On your {gpu}, `{path}` is {shown}: `{value.rule}` sets it per GPU ({source}); "
-            f"other GPUs: {others}."
+        return words(
+            lang,
+            "gpu_values.yours",
+            gpu=gpu,
+            path=path,
+            shown=shown,
+            rule=value.rule,
+            source=source,
+            others=others,
         )
-    if lang == "zh":
-        return f"`{path}` 的取值取决于 GPU 类型，由 `{value.rule}` 设置（{source}）：{others}。"
-    return f"`{path}` depends on the GPU, set by `{value.rule}` ({source}): {others}."
+    return words(lang, "gpu_values.depends", path=path, rule=value.rule, source=source, others=others)
 
 
 def _exported_twin(record: RecipeRecord) -> str | None:
@@ -79,19 +71,8 @@ def _exported_twin(record: RecipeRecord) -> str | None:
 def _unreachable_line(record: RecipeRecord, lang: str) -> str:
     reason = record.unreachable_reason or ""
     twin = _exported_twin(record)
-    if lang == "zh":
-        advice = (
-            f"同一函数以 `{twin}` 导出，请用这个名字启动。"
-            if twin
-            else "请在自己的脚本中调用该函数，或改用已导出的配方。"
-        )
-        return f"⚠️ 此版本的启动脚本无法启动 `{record.name}`：{reason}。{advice}"
-    advice = (
-        f"The same function is exported as `{twin}`: launch that name."
-        if twin
-        else "Call the function from your own script, or pick an exported recipe."
-    )
-    return f"⚠️ `{record.name}` cannot be launched with this version's launcher: {reason}. {advice}"
+    advice = msg("unreachable.twin", twin=twin) if twin else msg("unreachable.own_script")
+    return words(lang, "unreachable", name=record.name, reason=reason, advice=advice)
 
 
 def recipe_call_lines(record: RecipeRecord, gpu_type: str | None, lang: str) -> list[str]:

@@ -21,6 +21,7 @@ from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.estimate.throughput import ThroughputEstimate, TrackRecord, estimate_throughput
 from assistant.kb import knowledge_base
+from assistant.messages import msg
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
 from assistant.planning.resize import resize
@@ -449,11 +450,12 @@ def fitting_overrides(overrides: list[Override], layout: RankedLayout, plan: Pla
             continue
         if key not in ours and key in PLAN_KEYS and getattr(plan, PLAN_KEYS[key]) == value:
             continue
+        reason = msg("reason.fitting_layout")
         ours[key] = Override(
             key=key,
             value=value,
-            reason="the layout the memory estimate says fits these GPUs",
-            reason_zh="显存估算认为能放进这些 GPU 的布局",
+            reason=reason.render("en"),
+            reason_zh=reason.render("zh"),
             change_class=classify(key, value)[0],
         )
     return list(ours.values())

@@ -23,7 +23,6 @@ from assistant.compose import (
     compose_recommendation,
     findings_lines,
     fit_diagnosis_lines,
-    say,
     sources_lines,
     speed_diagnosis_lines,
 )
@@ -68,10 +67,7 @@ log = logging.getLogger(__name__)
 
 CITATIONS = 4
 ASSUMED_GPUS, ASSUMED_GPU_TYPE = 8, "h100"  # an intent-only question that says nothing about its GPUs
-EXAMPLES = {
-    "en": ["Qwen3 30B-A3B SFT on 16 H100", "LoRA Llama 3 8B on one GPU", "Llama3 8B 128K pretraining"],
-    "zh": ["在16张H100上对Qwen3-30B-A3B做SFT", "单卡 LoRA 微调 Llama 3 8B", "Llama3 8B 128K 长上下文预训练"],
-}
+EXAMPLES = {lang: [words(lang, f"service.example.{n}") for n in (1, 2, 3)] for lang in ("en", "zh")}
 
 
 @dataclass(frozen=True)
@@ -268,13 +264,16 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     if slots.hf_model_id and load_model_arch(slots.hf_model_id) is None:
         # The id was given, so asking for it again would repeat the last reply.
         text = words(
-            lang, "service.unknown_model.2", version=ctx.catalog.version, hf_model_id=slots.hf_model_id
+            lang,
+            "service.unknown_model.unknown_architecture",
+            version=ctx.catalog.version,
+            hf_model_id=slots.hf_model_id,
         )
-        family = words(lang, "service.unknown_model.3", listed=listed)
+        family = words(lang, "service.unknown_model.family", listed=listed)
         return text + (f"\n\n{family}" if listed else "")
     text = words(lang, "service.unknown_model", version=ctx.catalog.version, named=named)
     if listed:
-        text += "\n\n" + words(lang, "service.unknown_model.3", listed=listed)
+        text += "\n\n" + words(lang, "service.unknown_model.family", listed=listed)
     return text
 
 
@@ -282,11 +281,11 @@ QUOTED_PASSAGES = 2
 MAX_QUOTE_CHARS = 1500
 
 
-def _passages_answer(hits: list[Hit], lang: str, intro_en: str, intro_zh: str) -> str:
+def _passages_answer(hits: list[Hit], lang: str, intro: str) -> str:
     """Quote the best passages (distinct sections), each marked with its citation number."""
     if not hits:
-        return words(lang, "service.passages_answer")
-    parts = [say(lang, intro_en, intro_zh)]
+        return words(lang, "service.passages.nothing_found")
+    parts = [words(lang, f"service.passages.{intro}")]
     # The retriever names each section once. Intros ("the rules below ...") are quoted only when no section
     # with content is among the hits.
     ordered = sorted(enumerate(hits, 1), key=lambda item: item[1].part == "intro")
@@ -312,7 +311,7 @@ def _validate_answer(
         # (at least the recipe's), instead of reporting that the recipe's count does not divide it.
         count = -(-cluster.num_gpus // model_parallel) * model_parallel
         cluster = cluster.model_copy(update={"num_gpus": count})
-        sized = words(lang, "service.validate_answer.2", model_parallel=model_parallel, count=count)
+        sized = words(lang, "service.validate.assumed_gpus", model_parallel=model_parallel, count=count)
     arch = recipe_arch(record, load_model_arch)
     findings = (
         validate(
@@ -329,7 +328,7 @@ def _validate_answer(
     verdict = not has_errors(findings)
     head = words(
         lang,
-        "service.validate_answer",
+        "service.validate.verdict",
         name=record.name,
         num_gpus=cluster.num_gpus if cluster else "?",
         verdict=words(lang, "service.verdict.valid" if verdict else "service.verdict.invalid"),
@@ -360,7 +359,7 @@ def _validate_answer(
                 estimate_run(rec, config.mode, recompute=config.recompute_granularity)
             diagnosis = fit_diagnosis_lines(rec, lang)
         if rec.fit.status == "does-not-fit" and not rec.fit.tight:
-            head += words(lang, "service.validate_answer.3")
+            head += words(lang, "service.validate.does_not_fit")
     broken = broken_recipe_note(record, lang)
     parts = [sized, head, broken, "\n".join(findings_lines(findings, lang)), "\n\n".join(diagnosis)]
     return "\n\n".join(part for part in parts if part), rec
@@ -404,7 +403,7 @@ def _compare_answer(slots: Slots, lang: str) -> str:
         p = r.parallelism
         layout = f"TP {p.tp} PP {p.pp} CP {p.cp} EP {p.ep} seq {r.seq_length} GBS {r.global_batch_size}"
         rows.append(f"| {version} | `{r.name}` → `{r.canonical}` | {layout} | {presets} |")
-    header = words(lang, "service.compare_answer")
+    header = words(lang, "service.compare.header")
     return "\n".join([header, "|---|---|---|---|", *rows])
 
 
@@ -420,7 +419,11 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     answer.recipe, answer.dataset, answer.commands = rec.recipe, rec.dataset, rec.commands
     answer.plan = rec.plan
     command = rec.commands.torchrun or rec.commands.multinode
-    preset = f"`--dataset {rec.dataset}`" if rec.dataset else words(lang, "service.conversation_context.2")
+    preset = (
+        f"`--dataset {rec.dataset}`"
+        if rec.dataset
+        else words(lang, "service.conversation_context.no_dataset_flag")
+    )
     head = words(
         lang, "service.conversation_context", name=rec.recipe.name, version=ctx.catalog.version, preset=preset
     )
@@ -510,13 +513,16 @@ def _quick_preface(rec: Recommendation, chosen: quick_pick.QuickPick, version: s
     if rec.slots.quick_assumed and rec.cluster is not None:
         lines.append(
             words(
-                lang, "service.quick_preface", num_gpus=rec.cluster.num_gpus, gpu=rec.cluster.gpu_type.upper()
+                lang,
+                "service.quick_preface.assumed_gpus",
+                num_gpus=rec.cluster.num_gpus,
+                gpu=rec.cluster.gpu_type.upper(),
             )
         )
     if rec.smoke_shrunk:
         changed = ", ".join(f"`{key}={value}`" for key, value in rec.slots.overrides.items())
         seq = rec.slots.seq_length
-        lines.append(words(lang, "service.quick_preface.2", seq=seq, changed=changed))
+        lines.append(words(lang, "service.quick_preface.shortened_run", seq=seq, changed=changed))
     return lines
 
 
@@ -637,7 +643,7 @@ def _answer_turn(question: str, base_version: str, turn: _Turn, conversation: Co
         return _ask(question, base_version, turn, conversation)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
-        prefix = words(answer_lang, "service.ask.2")
+        prefix = words(answer_lang, "service.ask.unusable_part")
         return Answer(
             language=answer_lang if lang == "auto" else lang,
             intent="validate",
@@ -703,7 +709,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer_markdown="",
     )
     if not text or not any(ch.isalnum() for ch in text):
-        answer.answer_markdown = words(answer_lang, "service.ask")
+        answer.answer_markdown = words(answer_lang, "service.ask.what_to_tell")
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
@@ -740,11 +746,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         query = slots.error_text or text
         # The quoted passages are the answer here: each must be about what was asked.
         hits = _answer_passages(settings, text, query, answer_lang, ctx.catalog.version)
-        intro = (
-            ("This matches:", "这对应：")
-            if slots.intent == "troubleshoot"
-            else ("From the guide:", "参考指南：")
-        )
+        intro = "matches" if slots.intent == "troubleshoot" else "guide"
         answer.citations = citations_from(hits)
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
         context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
@@ -755,7 +757,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         if hits:
             lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
-            quoted = _passages_answer(hits, answer_lang, *intro)
+            quoted = _passages_answer(hits, answer_lang, intro)
             shown = "\n".join((context, lead, quoted))
             gap = _uncovered(settings, text, shown, ctx.catalog.version, answer_lang)
             passages = "\n\n".join(p for p in (lead, gap, quoted) if p)
@@ -797,7 +799,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
             question_back += " " + words(
-                answer_lang, "service.ask.3", model_text=slots.model_text, listed=listed
+                answer_lang, "service.ask.model_versions", model_text=slots.model_text, listed=listed
             )
         answer.follow_up = [question_back]
         # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
@@ -816,7 +818,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             for s in [
                 _support(text, slots, ctx, answer_lang) if general else "",
                 _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang) if hits else "",
-                _passages_answer(hits, answer_lang, "From the guide:", "参考指南：") if hits else "",
+                _passages_answer(hits, answer_lang, "guide") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
             ]
@@ -860,7 +862,7 @@ def _troubleshoot_answer(
         s
         for s in [
             render(diagnosis, lang, asks_if_broken(text)),
-            _passages_answer(quoted, lang, "From the guide:", "参考指南：") if hits else "",
+            _passages_answer(quoted, lang, "guide") if hits else "",
             "\n".join(sources_lines(answer.citations, lang)),
         ]
         if s
@@ -878,22 +880,28 @@ def _answer_from(
     if rec.selection.match == "similar-architecture":
         named = rec.slots.hf_model_id or rec.slots.model_text or ""
         preface.append(
-            words(lang, "service.answer_from", version=ctx.catalog.version, named=named, name=rec.recipe.name)
+            words(
+                lang,
+                "service.answer_from.similar_architecture",
+                version=ctx.catalog.version,
+                named=named,
+                name=rec.recipe.name,
+            )
         )
     if rec.switched_to_peft:
-        preface.append(words(lang, "service.answer_from.2"))
+        preface.append(words(lang, "service.answer_from.single_gpu_lora"))
     if note := broken_recipe_note(rec.recipe, lang):
         preface.append(note)
     if rec.recipe.kind == "benchmark":
-        preface.append(words(lang, "service.answer_from.3"))
+        preface.append(words(lang, "service.answer_from.benchmark_recipe"))
     variants = other_variants(ctx.catalog, rec.recipe) if rec.selection.match != "explicit" else []
     if variants:
         listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in variants)
         count = rec.recipe.encoded_gpus or rec.recipe.min_gpus
         preface.append(
-            words(lang, "service.answer_from.5", count=count, listed=listed)
+            words(lang, "service.answer_from.nearest_variant", count=count, listed=listed)
             if rec.slots.num_gpus
-            else words(lang, "service.answer_from.6", count=count, listed=listed)
+            else words(lang, "service.answer_from.other_variants", count=count, listed=listed)
         )
     if rec.slots.speed_question and rec.plan is not None:
         estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)
@@ -901,7 +909,7 @@ def _answer_from(
     if rec.slots.asks_why:
         preface += why_lines(rec, lang)
     if rec.slots.num_gpus is None and rec.cluster is not None:
-        preface.append(words(lang, "service.answer_from.4", num_gpus=rec.cluster.num_gpus))
+        preface.append(words(lang, "service.answer_from.assumed_gpus", num_gpus=rec.cluster.num_gpus))
     if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
         hits = _retrieve(settings, query, lang, ctx.catalog.version)

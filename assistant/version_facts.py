@@ -9,16 +9,11 @@ from __future__ import annotations
 
 import re
 
-from assistant.compose import say
+from assistant.messages import msg, words
 from assistant.records import Catalog
 from assistant.rules.commands import choose_dataset
 
 DATASET_QUESTION = re.compile(r"--dataset|\bdataset\b|数据集", re.IGNORECASE)
-GOAL_WORDS = {
-    "pretrain": ("pretraining", "预训练"),
-    "sft": ("SFT", "SFT"),
-    "peft": ("LoRA/PEFT", "LoRA/PEFT"),
-}
 
 
 def dataset_fact(goal: str | None, text: str, catalog: Catalog, lang: str) -> str:
@@ -28,16 +23,13 @@ def dataset_fact(goal: str | None, text: str, catalog: Catalog, lang: str) -> st
         return ""
     preset = choose_dataset(catalog.version, goal, catalog.launcher)
     if preset is None:
-        return say(
-            lang,
-            f"Megatron-Bridge {catalog.version}'s launcher has no `--dataset` flag.",
-            f"Megatron-Bridge {catalog.version} 的启动脚本没有 `--dataset` 参数。",
-        )
-    en, zh = GOAL_WORDS[goal]
-    return say(
+        return words(lang, "version_facts.no_dataset_flag", version=catalog.version)
+    return words(
         lang,
-        f"In Megatron-Bridge {catalog.version}, {en} recipes take `--dataset {preset}`.",
-        f"在 Megatron-Bridge {catalog.version} 中，{zh} 配方使用 `--dataset {preset}`。",
+        "version_facts.dataset",
+        version=catalog.version,
+        goal=msg(f"version_facts.goal.{goal}"),
+        preset=preset,
     )
 
 
@@ -57,31 +49,23 @@ def launcher_facts(text: str, catalog: Catalog, lang: str) -> str:
     if not named:
         if "run_recipe" not in text or not ASKS_FOR_FLAGS.search(text):
             return ""
-        return say(
-            lang,
-            f"The flags of {script} in Megatron-Bridge {version}: {every}.",
-            f"Megatron-Bridge {version} 中 {script} 的参数：{every}。",
-        )
+        return words(lang, "version_facts.flags", script=script, version=version, every=every)
     lines = []
     for name in dict.fromkeys(named):
         variants = {name, name.replace("-", "_").replace("__", "--", 1), name.replace("_", "-")}
         flag = next((f for f in launcher.flags if variants & set(f.names)), None)
         if flag is None:
             lines.append(
-                say(
-                    lang,
-                    f"`{name}` is not a flag of {script} in Megatron-Bridge {version}; "
-                    f"its flags are {every}.",
-                    f"Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。",
+                words(
+                    lang, "version_facts.not_a_flag", name=name, script=script, version=version, every=every
                 )
             )
         else:
             choices = f" ({', '.join(flag.choices)})" if flag.choices else ""
+            names = "/".join(flag.names)
             lines.append(
-                say(
-                    lang,
-                    f"`{'/'.join(flag.names)}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
-                    f"`{'/'.join(flag.names)}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
+                words(
+                    lang, "version_facts.a_flag", names=names, script=script, version=version, choices=choices
                 )
             )
     return "\n".join(lines)

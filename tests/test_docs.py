@@ -136,9 +136,9 @@ def test_answers_quote_sections_before_intros_and_keep_citation_numbers() -> Non
         return Hit(chunk_id=str(n), source=f"g.md#s{n}", heading=f"G > S{n}", doc_type="guide", lang="en",
                    text=f"G > S{n}\n\nbody {n}", score=1.0 / n, section=f"S{n}", part=part)  # fmt: skip
 
-    text = _passages_answer([hit(1, "intro"), hit(2, "section"), hit(3, "section")], "en", "From:", "来自：")
+    text = _passages_answer([hit(1, "intro"), hit(2, "section"), hit(3, "section")], "en", "guide")
     assert "**S2** [2]" in text and "**S3** [3]" in text and "S1" not in text
-    only_intro = _passages_answer([hit(1, "intro")], "en", "From:", "来自：")
+    only_intro = _passages_answer([hit(1, "intro")], "en", "guide")
     assert "**S1** [1]" in only_intro
 
 

@@ -11,91 +11,99 @@ MESSAGES: dict[str, str] = {
         "Hugging Face model id or share its `config.json` (local path), and I can pick the recipe of an "
         "architecturally similar model and resize it for your GPUs."
     ),
-    "service.validate_answer": (
+    "service.validate.verdict": (
         "`{name}` with your overrides on {num_gpus} GPUs is **{verdict}** for Megatron-Bridge {version}."
     ),
-    "service.compare_answer": "| version | recipe | layout | dataset presets |",
+    "service.compare.header": "| version | recipe | layout | dataset presets |",
     "service.conversation_context": "For `{name}` (Megatron-Bridge {version}): dataset preset {preset}.",
     "service.no_quick_pick": (
         "Megatron-Bridge {version} has no recipe for {what}. Bundled releases that have one: {listed}."
     ),
     "service.ask_cases": "Your question lists {len_cases} setups; each is answered on its own.",
-    "service.unknown_model.2": (
+    "service.unknown_model.unknown_architecture": (
         "Megatron-Bridge {version} has no recipe for **{hf_model_id}**, and its architecture is not "
         "among the model configs bundled here, so I cannot match it to a similar recipe offline. Name "
         "the model it derives from (for example Llama 3 8B) and I will start from that recipe, resized "
         "for your GPUs."
     ),
-    "service.unknown_model.3": "Models of that family with recipes: {listed}.",
-    "service.passages_answer": (
+    "service.unknown_model.family": "Models of that family with recipes: {listed}.",
+    "service.passages.nothing_found": (
         "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
         "exact error text."
     ),
-    "service.validate_answer.2": (
+    "service.validate.assumed_gpus": (
         "You did not say how many GPUs you have; TP·PP·CP = {model_parallel} needs a multiple of "
         "{model_parallel}, so this checks {count}."
     ),
-    "service.conversation_context.2": "no --dataset flag",
-    "service.ask": "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA).",
-    "service.validate_answer.3": (
+    "service.conversation_context.no_dataset_flag": "no --dataset flag",
+    "service.ask.what_to_tell": (
+        "Tell me the model, your GPUs (count and type) and the goal (pretrain, SFT or LoRA)."
+    ),
+    "service.validate.does_not_fit": (
         " It passes Megatron's checks but, by the memory estimate, **does not fit** these GPUs."
     ),
-    "service.quick_preface": "You did not say which GPUs you have: this assumes {num_gpus} × {gpu}.",
-    "service.quick_preface.2": (
+    "service.quick_preface.assumed_gpus": (
+        "You did not say which GPUs you have: this assumes {num_gpus} × {gpu}."
+    ),
+    "service.quick_preface.shortened_run": (
         "At its defaults the recipe does not fit these GPUs, so the smoke run keeps it and shortens the "
         "run: sequence length {seq}, {changed}. These change what is trained; they only prove the "
         "install."
     ),
-    "service.ask.2": "I cannot use part of this request: ",
-    "service.answer_from": (
+    "service.ask.unusable_part": "I cannot use part of this request: ",
+    "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
         "similar architecture, `{name}`, resized for yours: it builds its own model, so use its layout "
         "and batch settings as a start and point the model and checkpoint at yours before training."
     ),
-    "service.answer_from.2": "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model.",
-    "service.answer_from.3": (
+    "service.answer_from.single_gpu_lora": (
+        "One GPU can only run PEFT recipes, so this is the LoRA recipe of your model."
+    ),
+    "service.answer_from.benchmark_recipe": (
         "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a fixed "
         "number of steps. It is not a production training recipe."
     ),
-    "service.answer_from.4": "You did not say how many GPUs you have, so this uses the recipe's {num_gpus}.",
-    "service.ask.3": "{model_text} recipes exist for: {listed}.",
-    "service.answer_from.5": (
+    "service.answer_from.assumed_gpus": (
+        "You did not say how many GPUs you have, so this uses the recipe's {num_gpus}."
+    ),
+    "service.ask.model_versions": "{model_text} recipes exist for: {listed}.",
+    "service.answer_from.nearest_variant": (
         "Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}."
     ),
-    "service.answer_from.6": (
+    "service.answer_from.other_variants": (
         "This variant is validated on {count} GPUs; others exist for other counts: {listed}."
     ),
-    "compose.peak_with_room": (
+    "compose.peak.tight": (
         "about {peak} of {usable}, tight: {left:.1%} left, under the {HEADROOM:.0%} a plan should keep"
     ),
-    "compose.commands_section": " — with the layout that fits ({layout}), not the plan above",
-    "compose.fit_section": "unknown ({note})",
-    "compose.peak_with_room.2": "about {peak} of {usable}",
-    "compose.fit_section.2": (
+    "compose.launch.layout": " — with the layout that fits ({layout}), not the plan above",
+    "compose.fit.unknown": "unknown ({note})",
+    "compose.peak.room": "about {peak} of {usable}",
+    "compose.fit.within_error": (
         "{verdict} — about {need} of {usable} per GPU, inside the estimator's typical error, so it may "
         "go either way: watch memory in the first steps"
     ),
-    "compose.layout_in_words": "recompute {recompute}",
-    "compose.layout_in_words.2": "CPU offloading of {offload_layers} layers",
-    "compose.speed_diagnosis_lines": (
+    "compose.layout.recompute": "recompute {recompute}",
+    "compose.layout.offload": "CPU offloading of {offload_layers} layers",
+    "compose.slow.none_faster": (
         "No layout the search finds for these GPUs is more than {CLEARLY_FASTER:.0%} faster by the "
         "estimate; look at data loading, logging and checkpoint intervals, and the performance settings "
         "(CUDA graphs, communication overlap) before changing the parallelism."
     ),
-    "compose.fit_section.3": "yes — about {need} of {usable} per GPU (margin {margin})",
-    "compose.fit_section.4": "no — about {need} needed per GPU, {usable} usable",
-    "compose.speed_diagnosis_lines.2": (
+    "compose.fit.yes": "yes — about {need} of {usable} per GPU (margin {margin})",
+    "compose.fit.no": "no — about {need} needed per GPU, {usable} usable",
+    "compose.slow.oom_layout_below": (
         "This layout is expected to run out of memory before speed matters; the layout below fits."
     ),
-    "compose.speed_diagnosis_lines.3": "This layout is expected to run out of memory before speed matters.",
-    "compose.fit_section.5": (
+    "compose.slow.oom": "This layout is expected to run out of memory before speed matters.",
+    "compose.fit.named_for_these_gpus": (
         ". The recipe is named for exactly these GPUs, so upstream runs it as is: the estimate may be "
         "high for it; watch memory in the first steps"
     ),
     "service.verdict.valid": "valid",
     "service.verdict.invalid": "not valid",
-    "compose.fit_section.tight": "yes, but tight",
-    "compose.fit_section.borderline": "borderline",
+    "compose.fit.verdict.tight": "yes, but tight",
+    "compose.fit.verdict.borderline": "borderline",
     "section.recipe": "Recipe",
     "section.alias_of": "an alias of",
     "section.defaults": "Recipe defaults",
@@ -168,7 +176,7 @@ MESSAGES: dict[str, str] = {
         "Fine-tuning a vision-language model on {dataset!r}, which has no images: training runs, but the "
         "result is meaningless. Use a multimodal dataset preset."
     ),
-    "precision-gpu.2": (
+    "precision-gpu.kept": (
         "{name} needs {generations} tensor cores and {gpu} ({value1}) has none: the plan keeps the "
         "recipe's {value2}."
     ),
@@ -176,7 +184,7 @@ MESSAGES: dict[str, str] = {
         "{mode} on one GPU: full training keeps weights, gradients and Adam states for every parameter; "
         "only PEFT (LoRA/DoRA) recipes are meant for a single GPU."
     ),
-    "tp-query-groups.2": (
+    "tp-query-groups.replicated": (
         "TP={tp} is larger than the {groups} KV heads: this Megatron-Core replicates KV heads across TP "
         "ranks, which is allowed but stores the KV projections more than once."
     ),
@@ -212,16 +220,18 @@ MESSAGES: dict[str, str] = {
         "Set dataset.* overrides instead."
     ),
     "dataset-unknown": "Dataset preset {name!r} does not exist in {version}; choose one of: {choices}.",
-    "mode-dataset.2": "The {name!r} preset is for {loop} only; {version} rejects it for mode {mode_name!r}.",
+    "mode-dataset.rejected": (
+        "The {name!r} preset is for {loop} only; {version} rejects it for mode {mode_name!r}."
+    ),
     "peft-checkpoint": (
         "PEFT needs a pretrained checkpoint: a local Megatron checkpoint directory (convert with "
         "AutoBridge.import_ckpt) or a local Hugging Face model directory."
     ),
-    "peft-checkpoint.2": (
+    "peft-checkpoint.hub-id": (
         "{path!r} looks like a Hugging Face hub id, not a checkpoint path. Download or convert it first "
         "(AutoBridge.import_ckpt) and pass the local directory."
     ),
-    "seq-length-sync.2": (
+    "seq-length-sync.undone": (
         "model.seq_length={model_seq} alone is undone: run_recipe.py in {version} copies "
         "dataset.seq_length ({dataset_seq}) into the model. Set dataset.seq_length too."
     ),
@@ -271,10 +281,12 @@ MESSAGES: dict[str, str] = {
         "{world} GPUs are not divisible by PP·EP·ETP = {pp}·{ep}·{etp} = {expert_size}. The expert mesh "
         "folds independently of the dense mesh: EDP = world / (PP·EP·ETP)."
     ),
-    "cuda-graph-packed.2": (
+    "cuda-graph-packed.pad": (
         "Packed sequences with CUDA graphs need static shapes: pad every pack to the maximum length."
     ),
-    "cuda-graph-packed.3": "A CUDA graph that captures packed attention also needs padded cu_seqlens.",
+    "cuda-graph-packed.cu-seqlens": (
+        "A CUDA graph that captures packed attention also needs padded cu_seqlens."
+    ),
     "override-section": (
         "{key!r}: Megatron-Bridge's ConfigContainer has no 'training' section; it is 'train'."
     ),
@@ -283,7 +295,7 @@ MESSAGES: dict[str, str] = {
         "average_in_collective=False for you (needed so ranks whose tokens are all masked do not produce "
         "NaN loss)."
     ),
-    "finetune-cp-loss.2": (
+    "finetune-cp-loss.needed": (
         "Fine-tuning with CP={cp} needs calculate_per_token_loss=True and "
         "ddp.average_in_collective=False, otherwise ranks whose tokens are all masked give NaN loss."
     ),
@@ -302,7 +314,7 @@ MESSAGES: dict[str, str] = {
         "upstream; anything else is unchecked: if it runs out of memory, lower train.micro_batch_size "
         "first."
     ),
-    "fit-unknown.2": (
+    "fit-unknown.heuristic": (
         "Memory fit not judged ({note}). A coarse parameter-memory heuristic puts the busiest GPU at "
         "about {peak_gb:.0f} GB of {usable_gb:.0f} GB; if it runs out of memory, lower "
         "train.micro_batch_size first."
@@ -318,4 +330,201 @@ MESSAGES: dict[str, str] = {
     "tp-query-groups.loose": "a multiple or a divisor of",
     "tp-query-groups.strict": "a multiple of",
     "single-gpu-needs-peft.full": "full-training",
+    "sp-off": (
+        "TP={tp} without sequence parallelism keeps a full copy of the layer-norm and dropout activations "
+        "on every TP rank; SP removes that at almost no cost{tail}"
+    ),
+    "sp-off.with_ep": " and Megatron-Core warns about it when EP is also used.",
+    "sp-off.end": ".",
+    "cp-a2a-p2p.missing": (
+        "cp_comm_type 'a2a+p2p' needs hierarchical_context_parallel_sizes (intra-node a2a size × "
+        "inter-node p2p size = CP){tail}"
+    ),
+    "cp-a2a-p2p.missing.checked": ".",
+    "cp-a2a-p2p.missing.unchecked": (
+        "; {version} does not check it and silently runs without CP communication (each rank attends "
+        "only to its own chunk)."
+    ),
+    "cuda-graph-full-recompute": (
+        "Full activation recompute works with CUDA graphs only as a full-iteration graph{graph} Otherwise "
+        "switch to selective recompute."
+    ),
+    "cuda-graph-full-recompute.impl": " (cuda_graph_impl=full_iteration).",
+    "cuda-graph-full-recompute.scope": (
+        " (cuda_graph_impl=local with cuda_graph_scope=[full_iteration] in this version)."
+    ),
+    "ep-too-low": (
+        "EP={ep} leaves about {expert_gb:.0f} GB of expert weights and optimizer state on each GPU "
+        "({gpu_label} has about {hbm_gb:.0f} GB usable). {advice}"
+    ),
+    "ep-too-low.raise_ep": "Raise EP before TP: EP shards only the experts, which dominate a large MoE.",
+    "ep-too-low.more_gpus": (
+        "No larger EP fits {world} GPUs; with more GPUs the experts' data-parallel ranks shard their "
+        "optimizer state."
+    ),
+    "does-not-fit": (
+        "No layout of {name} fits {num_gpus} × {gpu} at sequence length {seq} by the memory "
+        "estimate{advice}{more}"
+    ),
+    "does-not-fit.even_peft": " even with PEFT.",
+    "does-not-fit.other_count": "; use another GPU count or the PEFT recipe.",
+    "does-not-fit.add_gpus": "; add GPUs or use the PEFT recipe.",
+    "does-not-fit.need": " About {need} GPUs would be enough.",
+    "does-not-fit.fits_fewer": " A valid layout fits on {need} of these GPUs.",
+    "fit-oom": (
+        "The memory estimator puts the busiest GPU at about {need:.0f} GB of {have:.0f} GB usable. {advice}"
+    ),
+    "fit-oom.lower_mbs": (
+        "Lower train.micro_batch_size first, then add recompute (model.recompute_granularity=full) or GPUs."
+    ),
+    "fit-oom.mbs_is_one": (
+        "train.micro_batch_size is already 1: add recompute (model.recompute_granularity=full) or GPUs."
+    ),
+    "reason.tp": (
+        "TP {value}: divides the {groups} KV heads, stays inside one NVLink domain, and is the "
+        "smallest that fits."
+    ),
+    "reason.pp": (
+        "PP {value}: TP alone cannot hold the model on {gpu} GPUs, so layers are split into {value} stages."
+    ),
+    "reason.pp1": "PP 1: the model fits without pipeline stages, which avoids pipeline bubbles.",
+    "reason.vp": "VP {value}: with PP > 1, interleaved chunks shrink the pipeline bubble.",
+    "reason.vp_none": "VP off: it needs PP > 1.",
+    "reason.vp_uneven": (
+        "VP off: the {layers} layers do not split evenly over PP {pp} stages of several chunks."
+    ),
+    "reason.cp": "CP {value}: sequence length {seq} needs context parallelism (about 8K tokens per CP rank).",
+    "reason.cp_small": "CP {value}: fits the {world} GPUs available while keeping seq % (2·CP) == 0.",
+    "reason.ep": (
+        "EP {value}: divides the {experts} experts and the expert mesh (PP·EP·ETP) divides {world} "
+        "GPUs; EP is raised before TP because it shards only the experts."
+    ),
+    "reason.etp": "ETP {value}: keeps the expert mesh within the world size.",
+    "reason.sp": "SP {value}: sequence parallelism belongs with TP > 1 (Bridge drops it at TP = 1).",
+    "reason.mbs": (
+        "MBS {value}: lowered so the global batch stays divisible by MBS·DP (or because packing needs 1)."
+    ),
+    "reason.gbs": (
+        "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the "
+        "optimisation and is a convergence change."
+    ),
+    "reason.seq": "Sequence length {value}: requested by the user (dataset and model are set together).",
+    "reason.user": "Requested by the user.",
+    "reason.unknown_batch": (
+        "{value}: the recipe does not set this statically, so the plan states it explicitly."
+    ),
+    "reason.cp_loss": "Fine-tuning with CP > 1 needs per-token loss and no averaging in the collective.",
+    "reason.checkpoint": (
+        "PEFT needs a local pretrained checkpoint; export PRETRAINED_CHECKPOINT before launching."
+    ),
+    "fit-note.arch_unknown": "the model architecture is not known",
+    "fit-note.unmodelled": "the memory estimator cannot describe this hybrid model: {reason}",
+    "checklist.library": (
+        "Library recipes (`src/megatron/bridge/recipes/`) are for real training and launch with `{script}`."
+    ),
+    "checklist.benchmark": (
+        "Performance (benchmark) recipes measure upper-bound throughput on mock data and are not "
+        "production recipes; they launch with `{bench}`{tail}"
+    ),
+    "checklist.benchmark.slurm": (
+        ", or by their exact name with `{entry} --recipe <name>` on the GPU count in the name."
+    ),
+    "checklist.end": ".",
+    "checklist.smoke_recipe": "`{name}` ",
+    "checklist.smoke_any": "a pretrain recipe ",
+    "checklist.smoke": "First smoke test: {smoke}with {dataset} (mock data).",
+    "checklist.smoke.mock": "First smoke test: {smoke}as is (pretrain recipes default to mock data).",
+    "checklist.datasets": "Regular SFT uses {sft}; pretraining and mock validation use {pretrain}.",
+    "checklist.no_dataset_flag": (
+        "This version's run_recipe.py has no --dataset flag: SFT/PEFT recipes bring their own "
+        "dataset, pretrain recipes use mock data by default."
+    ),
+    "checklist.resizing": (
+        "Resizing rules: TP must divide num_key_value_heads; keep TP inside a node unless the GPUs "
+        "have an NVL72-class NVLink domain; enable SP when TP > 1; add CP for long context; DP is "
+        "implicit; on OOM lower micro_batch_size first."
+    ),
+    "checklist.change_control": (
+        "Change control: parallel sizes and micro_batch_size are execution changes (the training "
+        "stays the same); global_batch_size, learning rate, sequence length and dataset are "
+        "convergence changes (the training changes); settings only for speed runs are benchmark-only."
+    ),
+    "change_class.convergence": "convergence",
+    "change_class.execution": "execution",
+    "change_class.benchmark-only": "benchmark-only",
+    "compose.speed": (
+        "**How fast?** about {tokens:,.0f} tokens/s per GPU, {tflops:.0f} model TFLOP/s per GPU (MFU "
+        "{mfu:.0%}), {step:.2f} s per step — an estimate calibrated on published Megatron-Bridge "
+        "runs{error}; `autorecipe estimate` has the breakdown.{track}"
+    ),
+    "compose.speed.error": ", with a median error of about {error:.0%} on them",
+    "compose.track": (
+        " Note: on the {runs} published runs of this model in {precision}, the estimate was about "
+        "{off:.0%} {side} on average."
+    ),
+    "compose.track.high": "high",
+    "compose.track.low": "low",
+    "compose.nearest.leanest": (
+        "**Does not fit on {num_gpus} × {gpu}:** even the leanest layout ({layout}, full recompute) "
+        "needs about {peak} per GPU of {usable}."
+    ),
+    "compose.nearest.fewest": (
+        "The fewest GPUs that fit: **{min_gpus}** with {layout} ({peak} per GPU, {speed} tokens/s per "
+        "GPU). {keys}"
+    ),
+    "compose.nearest.room": (
+        "With room beyond the estimate's error: **{room_gpus}** GPUs with {layout} ({peak} per GPU). {keys}"
+    ),
+    "compose.fitting": (
+        "**A layout that fits your {gpus} (estimated):** {layout} — {peak} per GPU, {speed} tokens/s "
+        "per GPU. {keys}"
+    ),
+    "compose.faster": (
+        "**A faster layout for your GPUs (estimated):** {layout} — about {theirs} tokens/s per GPU "
+        "against {ours} for the plan above. {keys}"
+    ),
+    "compose.no_faster": (
+        "**Fastest layout (estimated):** the search finds no layout for these GPUs more than {margin} "
+        "faster than the plan above. Its first choice, {layout}, runs about {theirs} tokens/s per GPU "
+        "against {ours} for the plan: closer than the estimate can tell apart, so keep the plan."
+    ),
+    "compose.step_costs": (
+        "**Where the step time goes (estimated):** pipeline bubble {bubble:.1%} of the step "
+        "({pipeline}); exposed communication {comm:.1%}{parts}{recompute}."
+    ),
+    "compose.step_costs.parts": " ({parts})",
+    "compose.step_costs.recompute": "; recompute {share:.1%}",
+    "compose.peft_alternative": "**LoRA fits on {gpus} instead:** `{name}` ({layout}{fit}):",
+    "compose.peft_alternative.fit": ", about {peak} per GPU",
+    "service.example.1": "Qwen3 30B-A3B SFT on 16 H100",
+    "service.example.2": "LoRA Llama 3 8B on one GPU",
+    "service.example.3": "Llama3 8B 128K pretraining",
+    "service.passages.matches": "This matches:",
+    "service.passages.guide": "From the guide:",
+    "recipe_call": "Called as {call} ({goal}){how}.",
+    "recipe_call.goal.sft": "full SFT",
+    "recipe_call.goal.lora": "LoRA",
+    "recipe_call.launcher_default": "; run_recipe.py makes this call when no `--peft_scheme` is given",
+    "recipe_call.with_flags": "; run_recipe.py makes this call with `{flags}`",
+    "gpu_values.separator": "; ",
+    "gpu_values.gpu_separator": ", ",
+    "gpu_values.other": "{shown} ({gpus})",
+    "gpu_values.yours": (
+        "On your {gpu}, `{path}` is {shown}: `{rule}` sets it per GPU ({source}); other GPUs: {others}."
+    ),
+    "gpu_values.depends": "`{path}` depends on the GPU, set by `{rule}` ({source}): {others}.",
+    "unreachable": "⚠️ `{name}` cannot be launched with this version's launcher: {reason}. {advice}",
+    "unreachable.twin": "The same function is exported as `{twin}`: launch that name.",
+    "unreachable.own_script": "Call the function from your own script, or pick an exported recipe.",
+    "version_facts.no_dataset_flag": "Megatron-Bridge {version}'s launcher has no `--dataset` flag.",
+    "version_facts.dataset": "In Megatron-Bridge {version}, {goal} recipes take `--dataset {preset}`.",
+    "version_facts.goal.pretrain": "pretraining",
+    "version_facts.goal.sft": "SFT",
+    "version_facts.goal.peft": "LoRA/PEFT",
+    "version_facts.flags": "The flags of {script} in Megatron-Bridge {version}: {every}.",
+    "version_facts.not_a_flag": (
+        "`{name}` is not a flag of {script} in Megatron-Bridge {version}; its flags are {every}."
+    ),
+    "version_facts.a_flag": "`{names}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
+    "reason.fitting_layout": "the layout the memory estimate says fits these GPUs",
 }

@@ -12,75 +12,75 @@ MESSAGES: dict[str, str] = {
         "或提供它的 `config.json`（本地路径），我可以选择结构相近模型的配方，"
         "并按你的 GPU 调整并行度。"
     ),
-    "service.validate_answer": (
+    "service.validate.verdict": (
         "`{name}` 加上你的覆盖项、在 {num_gpus} 张 GPU 上，对 Megatron-Bridge {version} **{verdict}**。"
     ),
-    "service.compare_answer": "| 版本 | 配方 | 并行布局 | 数据集预设 |",
+    "service.compare.header": "| 版本 | 配方 | 并行布局 | 数据集预设 |",
     "service.conversation_context": "对于 `{name}`（Megatron-Bridge {version}）：数据集预设 {preset}。",
     "service.no_quick_pick": "Megatron-Bridge {version} 没有用于{what}的配方。包含此类配方的版本：{listed}。",
     "service.ask_cases": "你的问题列出了 {len_cases} 种情况，下面逐一回答。",
-    "service.unknown_model.2": (
+    "service.unknown_model.unknown_architecture": (
         "Megatron-Bridge {version} 中没有 **{hf_model_id}*"
         "* 的配方，而且这里内置的模型配置中也没有它的结构，离线时无法匹配结构相近的配方。"
         "请告诉我它基于哪个模型（例如 Llama 3 8B），我会从该模型的配方出发，"
         "并按你的 GPU 调整。"
     ),
-    "service.unknown_model.3": "该系列有配方的模型：{listed}。",
-    "service.passages_answer": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
-    "service.validate_answer.2": (
+    "service.unknown_model.family": "该系列有配方的模型：{listed}。",
+    "service.passages.nothing_found": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
+    "service.validate.assumed_gpus": (
         "你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，"
         "GPU 数须为 {model_parallel} 的倍数，这里按 {count} 张检查。"
     ),
-    "service.conversation_context.2": "无 --dataset 参数",
-    "service.ask": "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
-    "service.validate_answer.3": "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
-    "service.quick_preface": "你没有说明 GPU：以下假设为 {num_gpus} 张 {gpu}。",
-    "service.quick_preface.2": (
+    "service.conversation_context.no_dataset_flag": "无 --dataset 参数",
+    "service.ask.what_to_tell": "请告诉我模型、GPU（数量和型号）以及训练目标（预训练、SFT 或 LoRA）。",
+    "service.validate.does_not_fit": "它能通过 Megatron 的检查，但按显存估算在这些 GPU 上**放不下**。",
+    "service.quick_preface.assumed_gpus": "你没有说明 GPU：以下假设为 {num_gpus} 张 {gpu}。",
+    "service.quick_preface.shortened_run": (
         "按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行："
         "序列长度 {seq}，{changed}。这些改动会改变训练内容，只用于验证安装。"
     ),
-    "service.ask.2": "这个请求中有一部分无法使用：",
-    "service.answer_from": (
+    "service.ask.unusable_part": "这个请求中有一部分无法使用：",
+    "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
         "方。这里给出结构最相近的配方 `{name}`，并按你的模型调整了并行度："
         "它构建的是它自己的模型，请把它的并行布局和批大小作为起点，训练前把模型和检查点换成你自己的。"
     ),
-    "service.answer_from.2": "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
-    "service.answer_from.3": (
+    "service.answer_from.single_gpu_lora": "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
+    "service.answer_from.benchmark_recipe": (
         "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。"
     ),
-    "service.answer_from.4": "你没有说明 GPU 数量，以下按配方的 {num_gpus} 张计算。",
-    "service.ask.3": "{model_text} 有配方的型号：{listed}。",
-    "service.answer_from.5": "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。",
-    "service.answer_from.6": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
-    "compose.peak_with_room": (
-        "约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"
+    "service.answer_from.assumed_gpus": "你没有说明 GPU 数量，以下按配方的 {num_gpus} 张计算。",
+    "service.ask.model_versions": "{model_text} 有配方的型号：{listed}。",
+    "service.answer_from.nearest_variant": (
+        "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。"
     ),
-    "compose.commands_section": "——使用能放下的布局（{layout}），而非上面的方案",
-    "compose.fit_section": "无法判断（{note}）",
-    "compose.peak_with_room.2": "约 {peak}，可用 {usable}",
-    "compose.fit_section.2": (
+    "service.answer_from.other_variants": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
+    "compose.peak.tight": ("约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"),
+    "compose.launch.layout": "——使用能放下的布局（{layout}），而非上面的方案",
+    "compose.fit.unknown": "无法判断（{note}）",
+    "compose.peak.room": "约 {peak}，可用 {usable}",
+    "compose.fit.within_error": (
         "{verdict} —— 每张 GPU 约 {need}，可用 {usable}，"
         "在估算的典型误差之内，两种结果都可能：请关注前几步的显存"
     ),
-    "compose.layout_in_words": "重计算 {recompute}",
-    "compose.layout_in_words.2": "CPU 卸载 {offload_layers} 层激活",
-    "compose.speed_diagnosis_lines": (
+    "compose.layout.recompute": "重计算 {recompute}",
+    "compose.layout.offload": "CPU 卸载 {offload_layers} 层激活",
+    "compose.slow.none_faster": (
         "在这些 GPU 上，搜索找不到按估计快 {CLEARLY_FASTER:.0%} 以上的布局"
         "；改并行前先检查数据加载、日志与 checkpoint 间隔，"
         "以及性能设置（CUDA graph、通信重叠）。"
     ),
-    "compose.fit_section.3": "可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
-    "compose.fit_section.4": "不够 —— 每张 GPU 约需 {need}，可用 {usable}",
-    "compose.speed_diagnosis_lines.2": "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
-    "compose.speed_diagnosis_lines.3": "这个布局预计会先显存不足，谈不上速度。",
-    "compose.fit_section.5": (
+    "compose.fit.yes": "可以 —— 每张 GPU 约 {need}，可用 {usable}（余量 {margin}）",
+    "compose.fit.no": "不够 —— 每张 GPU 约需 {need}，可用 {usable}",
+    "compose.slow.oom_layout_below": "这个布局预计会先显存不足，谈不上速度；下面的布局放得下。",
+    "compose.slow.oom": "这个布局预计会先显存不足，谈不上速度。",
+    "compose.fit.named_for_these_gpus": (
         "。该配方的名字标注的正是这些 GPU，上游按原样运行它：估算可能偏高；请关注前几步的显存"
     ),
     "service.verdict.valid": "有效",
     "service.verdict.invalid": "无效",
-    "compose.fit_section.tight": "勉强",
-    "compose.fit_section.borderline": "临界",
+    "compose.fit.verdict.tight": "勉强",
+    "compose.fit.verdict.borderline": "临界",
     "section.recipe": "推荐配方",
     "section.alias_of": "它是以下函数的别名：",
     "section.defaults": "配方默认值",
@@ -145,14 +145,14 @@ MESSAGES: dict[str, str] = {
         "在不含图像的数据集 {dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。"
         "请使用多模态数据集预设。"
     ),
-    "precision-gpu.2": (
+    "precision-gpu.kept": (
         "{name} 需要 {generations} 架构的张量核心，{gpu}（{value1}）没有：方案保留配方自带的 {value2}。"
     ),
     "single-gpu-full-training": (
         "单 GPU 上进行 {mode}：全参训练需要为每个参数保存权重、梯度和 Adam 状态；"
         "只有 PEFT（LoRA/DoRA）配方适合单 GPU。"
     ),
-    "tp-query-groups.2": (
+    "tp-query-groups.replicated": (
         "TP={tp} 大于 {groups} 个 KV 头："
         "当前 Megatron-Core 会在 TP rank 之间复制 KV 头，可以运行，"
         "但 KV 投影会被重复存储。"
@@ -181,16 +181,16 @@ MESSAGES: dict[str, str] = {
         "{version} 的 run_recipe.py 没有 --dataset 选项，使用配方自带的数据集配置；请改用 dataset.* 覆盖项。"
     ),
     "dataset-unknown": "{version} 中不存在数据集预设 {name!r}；可选：{choices}。",
-    "mode-dataset.2": "数据集预设 {name!r} 仅用于 {loop}；{version} 在 {mode_name!r} 模式下会拒绝它。",
+    "mode-dataset.rejected": "数据集预设 {name!r} 仅用于 {loop}；{version} 在 {mode_name!r} 模式下会拒绝它。",
     "peft-checkpoint": (
         "PEFT 需要预训练检查点：本地 Megatron 检查点目录（可用 AutoBridge."
         "import_ckpt 转换）或本地 Hugging Face 模型目录。"
     ),
-    "peft-checkpoint.2": (
+    "peft-checkpoint.hub-id": (
         "{path!r} 看起来是 Hugging Face 模型 ID，而不是检查点路径。"
         "请先下载或转换（AutoBridge.import_ckpt），再传入本地目录。"
     ),
-    "seq-length-sync.2": (
+    "seq-length-sync.undone": (
         "只设置 model.seq_length={model_seq} 会被还原："
         "{version} 的 run_recipe.py 会用 dataset.seq_lengt"
         "h（{dataset_seq}）覆盖模型的序列长度。"
@@ -243,8 +243,8 @@ MESSAGES: dict[str, str] = {
         "= {expert_size} 整除。专家网格与稠密网格独立折叠："
         "EDP = world / (PP·EP·ETP)。"
     ),
-    "cuda-graph-packed.2": "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
-    "cuda-graph-packed.3": "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
+    "cuda-graph-packed.pad": "打包序列配合 CUDA graph 需要静态形状：请把每个 pack 填充到最大长度。",
+    "cuda-graph-packed.cu-seqlens": "捕获打包注意力的 CUDA graph 还需要填充 cu_seqlens。",
     "override-section": "{key!r}：Megatron-Bridge 的 ConfigContainer 没有 'training' 段，应为 'train'。",
     "finetune-cp-loss": (
         "CP={cp} 微调：{version} 的 run_recipe.py 会自动设置 cal"
@@ -252,7 +252,7 @@ MESSAGES: dict[str, str] = {
         "tive=False（避免全部 token 被 mask 的 rank 产生 NaN 损失）"
         "。"
     ),
-    "finetune-cp-loss.2": (
+    "finetune-cp-loss.needed": (
         "CP={cp} 微调需要 calculate_per_token_loss=True 且 d"
         "dp.average_in_collective=False，"
         "否则全部 token 被 mask 的 rank 会产生 NaN 损失。"
@@ -269,7 +269,7 @@ MESSAGES: dict[str, str] = {
         "尚未判断显存是否足够（{note}）。配方自带的布局在其标注的 GPU 上已由上游运行过；"
         "其他情况未经检查：如果 OOM，先减小 train.micro_batch_size。"
     ),
-    "fit-unknown.2": (
+    "fit-unknown.heuristic": (
         "尚未判断显存是否足够（{note}）。"
         "粗略的参数显存估算显示最忙的 GPU 约需 {peak_gb:.0f} GB（共 "
         "{usable_gb:.0f} GB）；如果 OOM，"
@@ -288,4 +288,165 @@ MESSAGES: dict[str, str] = {
     "tp-query-groups.loose": "TP 的倍数或约数",
     "tp-query-groups.strict": "TP 的倍数",
     "single-gpu-needs-peft.full": "全参训练",
+    "sp-off": (
+        "TP={tp} 但未开启序列并行（SP），每个 TP rank 都保存完整的 LayerNorm/Dropout 激活；"
+        "开启 SP 几乎没有额外开销{tail}"
+    ),
+    "sp-off.with_ep": "，且同时使用 EP 时 Megatron-Core 会发出警告。",
+    "sp-off.end": "。",
+    "cp-a2a-p2p.missing": (
+        "cp_comm_type 为 'a2a+p2p' 时必须设置 hierarchical_context_parallel_sizes"
+        "（节点内 a2a 大小 × 节点间 p2p 大小 = CP）{tail}"
+    ),
+    "cp-a2a-p2p.missing.checked": "。",
+    "cp-a2a-p2p.missing.unchecked": "；{version} 不做检查，会在没有 CP 通信的情况下静默运行。",
+    "cuda-graph-full-recompute": "完整重计算只能与整迭代 CUDA graph 一起使用{graph}否则请改用选择性重计算。",
+    "cuda-graph-full-recompute.impl": "（cuda_graph_impl=full_iteration）。",
+    "cuda-graph-full-recompute.scope": (
+        "（此版本为 cuda_graph_impl=local 且 cuda_graph_scope=[full_iteration]）。"
+    ),
+    "ep-too-low": (
+        "EP={ep} 时每个 GPU 上约有 {expert_gb:.0f} GB 专家权重和优化器状态"
+        "（{gpu_label} 可用显存约 {hbm_gb:.0f} GB）。{advice}"
+    ),
+    "ep-too-low.raise_ep": "应先增大 EP 再考虑 TP：EP 只切分专家参数，而大型 MoE 的参数主要在专家中。",
+    "ep-too-low.more_gpus": (
+        "{world} 张 GPU 放不下更大的 EP；增加 GPU 后，专家的数据并行组会切分其优化器状态。"
+    ),
+    "does-not-fit": "按显存估算，{name} 在 {num_gpus} × {gpu}、序列长度 {seq} 下没有可行布局{advice}{more}",
+    "does-not-fit.even_peft": "，即使使用 PEFT 也不行。",
+    "does-not-fit.other_count": "；请换一个 GPU 数或改用 PEFT 配方。",
+    "does-not-fit.add_gpus": "；请增加 GPU 或改用 PEFT 配方。",
+    "does-not-fit.need": "大约需要 {need} 个 GPU。",
+    "does-not-fit.fits_fewer": "其中 {need} 张 GPU 上有能放下的合法布局。",
+    "fit-oom": "显存估算器估计最忙的 GPU 约需 {need:.0f} GB（可用 {have:.0f} GB）。{advice}",
+    "fit-oom.lower_mbs": (
+        "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）或增加 GPU。"
+    ),
+    "fit-oom.mbs_is_one": (
+        "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）或增加 GPU。"
+    ),
+    "reason.tp": "TP {value}：能整除 {groups} 个 KV 头、不跨 NVLink 域，且是能放下模型的最小值。",
+    "reason.pp": "PP {value}：仅靠 TP 无法在 {gpu} 上放下模型，因此把层切成 {value} 个流水线阶段。",
+    "reason.pp1": "PP 1：无需流水线即可放下模型，避免流水线气泡。",
+    "reason.vp": "VP {value}：PP > 1 时使用交错的虚拟流水线块以减小流水线气泡。",
+    "reason.vp_none": "关闭 VP：虚拟流水线需要 PP > 1。",
+    "reason.vp_uneven": "关闭 VP：{layers} 层无法均匀切分到 PP {pp} 个阶段的多个虚拟块上。",
+    "reason.cp": "CP {value}：序列长度 {seq} 需要上下文并行（每个 CP rank 约 8K token）。",
+    "reason.cp_small": "CP {value}：适配现有 {world} 个 GPU，并保持 seq % (2·CP) == 0。",
+    "reason.ep": (
+        "EP {value}：能整除 {experts} 个专家，且专家网格（PP·EP·ETP）能整除 {world} 个 GPU；"
+        "优先增大 EP 而非 TP，因为 EP 只切分专家参数。"
+    ),
+    "reason.etp": "ETP {value}：保证专家网格能整除总 GPU 数。",
+    "reason.sp": "SP {value}：TP > 1 时应开启序列并行（TP = 1 时 Bridge 会自动关闭）。",
+    "reason.mbs": "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
+    "reason.gbs": (
+        "GBS {value}（原为 {old}）：{world} 个 GPU 上没有布局能整除 {old}；这会改变优化过程，属于收敛性变更。"
+    ),
+    "reason.seq": "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
+    "reason.user": "用户指定。",
+    "reason.unknown_batch": "{value}：配方未静态给出该值，因此方案中显式设置。",
+    "reason.cp_loss": "CP > 1 微调需要按 token 计算损失，且不在集合通信中求平均。",
+    "reason.checkpoint": "PEFT 需要本地预训练检查点；启动前请设置环境变量 PRETRAINED_CHECKPOINT。",
+    "fit-note.arch_unknown": "模型结构未知",
+    "fit-note.unmodelled": "显存估算无法描述这个混合模型的层结构",
+    "checklist.library": "库配方（`src/megatron/bridge/recipes/`）用于真实训练，通过 `{script}` 启动。",
+    "checklist.benchmark": (
+        "性能（基准）配方用于测量吞吐上限，使用模拟数据，不应作为生产训练配方；启动方式：`{bench}`{tail}"
+    ),
+    "checklist.benchmark.slurm": (
+        "，或按完整函数名用 `{entry} --recipe <配方名>` 提交，GPU 总数须与名称中的一致。"
+    ),
+    "checklist.end": "。",
+    "checklist.smoke_recipe": "`{name}` ",
+    "checklist.smoke_any": "",
+    "checklist.smoke": "首次冒烟测试：{smoke}+ {dataset}（模拟数据）。",
+    "checklist.smoke.mock": "首次冒烟测试：{smoke}（预训练配方默认使用模拟数据）。",
+    "checklist.datasets": "常规 SFT 使用 {sft}；预训练与模拟验证使用 {pretrain}。",
+    "checklist.no_dataset_flag": (
+        "该版本的 run_recipe.py 没有 --dataset 参数：SFT/PEFT 配方自带数据集，预训练配方默认模拟数据。"
+    ),
+    "checklist.resizing": (
+        "调整规则：TP 需整除 num_key_value_heads；除非使用 NVL72 级互连，"
+        "TP 不跨节点；TP > 1 时开启 SP；长上下文配置 CP；DP 隐式确定；"
+        "OOM 时先减小 micro_batch_size。"
+    ),
+    "checklist.change_control": (
+        "变更分类：并行方式与 micro_batch_size 属于执行变更（训练结果不变）；global_batch_size、"
+        "学习率、序列长度和数据集属于收敛变更（会改变训练）；只用于测速的设置属于仅基准测试。"
+    ),
+    "change_class.convergence": "收敛相关",
+    "change_class.execution": "执行映射",
+    "change_class.benchmark-only": "仅限基准",
+    "compose.speed": (
+        "**速度估计：** 每张 GPU 约 {tokens:,.0f} tokens/s，模型算力 {tflops:.0f} TFLOP/s（MFU {mfu:.0%}），"
+        "每步 {step:.2f} 秒；按已发布的 Megatron-Bridge 实测数据校准{error}；"
+        "`autorecipe estimate` 可查看明细。{track}"
+    ),
+    "compose.speed.error": "，在这些数据上的中位误差约 {error:.0%}",
+    "compose.track": " 注意：在该模型 {precision} 的 {runs} 次已发布实测上，这个估计平均{side}约 {off:.0%}。",
+    "compose.track.high": "偏高",
+    "compose.track.low": "偏低",
+    "compose.nearest.leanest": (
+        "**{num_gpus} × {gpu} 放不下：** 即使最省显存的布局（{layout}，全量重计算）"
+        "每张 GPU 也需约 {peak}，可用 {usable}。"
+    ),
+    "compose.nearest.fewest": (
+        "能放下的最少 GPU 数：**{min_gpus}** 张，布局 {layout}（每张 "
+        "GPU {peak}，约 {speed} tokens/s）。{keys}"
+    ),
+    "compose.nearest.room": (
+        "余量超出估计误差的方案：**{room_gpus}** 张 GPU，布局 {layout}（每张 GPU {peak}）。{keys}"
+    ),
+    "compose.fitting": (
+        "**在 {gpus} 上能放下的布局（估计）：** {layout}——每张 GPU {peak}，约 {speed} tokens/s。{keys}"
+    ),
+    "compose.faster": (
+        "**更快的布局（估计）：** {layout}——每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}。{keys}"
+    ),
+    "compose.no_faster": (
+        "**最快的布局（估计）：** 在这些 GPU 上，搜索找不到比上面方案快 {margin} 以上的布局。"
+        "它排第一的是 {layout}，每张 GPU 约 {theirs} tokens/s，上面方案约 {ours}；"
+        "差距在估计分辨不出的范围内，沿用上面的方案即可。"
+    ),
+    "compose.step_costs": (
+        "**时间花在哪里（估计）：** 流水线气泡占每步 {bubble:.1%}（{pipeline}）；"
+        "未被掩盖的通信占 {comm:.1%}{parts}{recompute}。"
+    ),
+    "compose.step_costs.parts": "（{parts}）",
+    "compose.step_costs.recompute": "；重计算占 {share:.1%}",
+    "compose.peft_alternative": "**在 {gpus} 上可以改用 LoRA：** `{name}`（{layout}{fit}）：",
+    "compose.peft_alternative.fit": "，每张 GPU 约 {peak}",
+    "service.example.1": "在16张H100上对Qwen3-30B-A3B做SFT",
+    "service.example.2": "单卡 LoRA 微调 Llama 3 8B",
+    "service.example.3": "Llama3 8B 128K 长上下文预训练",
+    "service.passages.matches": "这对应：",
+    "service.passages.guide": "参考指南：",
+    "recipe_call": "按 {call} 调用（{goal}）{how}。",
+    "recipe_call.goal.sft": "全参数 SFT",
+    "recipe_call.goal.lora": "LoRA",
+    "recipe_call.launcher_default": "；不加 `--peft_scheme` 时 run_recipe.py 即如此调用",
+    "recipe_call.with_flags": "；run_recipe.py 需加 `{flags}` 才如此调用",
+    "gpu_values.separator": "；",
+    "gpu_values.gpu_separator": "、",
+    "gpu_values.other": "{shown}（{gpus}）",
+    "gpu_values.yours": (
+        "在你的 {gpu} 上，`{path}` 为 {shown}：由 `{rule}` 按 GPU 类型设置（{source}）；其他 GPU：{others}。"
+    ),
+    "gpu_values.depends": "`{path}` 的取值取决于 GPU 类型，由 `{rule}` 设置（{source}）：{others}。",
+    "unreachable": "⚠️ 此版本的启动脚本无法启动 `{name}`：{reason}。{advice}",
+    "unreachable.twin": "同一函数以 `{twin}` 导出，请用这个名字启动。",
+    "unreachable.own_script": "请在自己的脚本中调用该函数，或改用已导出的配方。",
+    "version_facts.no_dataset_flag": "Megatron-Bridge {version} 的启动脚本没有 `--dataset` 参数。",
+    "version_facts.dataset": "在 Megatron-Bridge {version} 中，{goal} 配方使用 `--dataset {preset}`。",
+    "version_facts.goal.pretrain": "预训练",
+    "version_facts.goal.sft": "SFT",
+    "version_facts.goal.peft": "LoRA/PEFT",
+    "version_facts.flags": "Megatron-Bridge {version} 中 {script} 的参数：{every}。",
+    "version_facts.not_a_flag": (
+        "Megatron-Bridge {version} 的 {script} 没有 `{name}` 参数；它的参数是 {every}。"
+    ),
+    "version_facts.a_flag": "`{names}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
+    "reason.fitting_layout": "显存估算认为能放进这些 GPU 的布局",
 }

@@ -12,6 +12,7 @@ from assistant.estimate.memory import estimate_memory
 from assistant.estimate.run import LORA_RANK, RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import KnowledgeBase
+from assistant.messages import msg
 from assistant.records import Cluster, ModelArch, Plan, RecipeRecord
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.fit import DEFAULT_SEQ, FitVerdict, optimizer_state_bytes, shards_optimizer_state
@@ -29,16 +30,12 @@ def estimate_fit(
     """Memory verdict for one plan; `config` (the effective values) supplies sequence, mode and recompute."""
 
     if arch is None:
-        return FitVerdict(
-            status="unknown", note="the model architecture is not known", note_zh="模型结构未知"
-        )
+        note = msg("fit-note.arch_unknown")
+        return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
     unmodelled = unmodelled_reason(arch)
     if unmodelled:
-        return FitVerdict(
-            status="unknown",
-            note=f"the memory estimator cannot describe this hybrid model: {unmodelled}",
-            note_zh="显存估算无法描述这个混合模型的层结构",
-        )
+        note = msg("fit-note.unmodelled", reason=unmodelled)
+        return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
     values = {**record.fields, **(config.values if config else {})}
     recompute = (config.recompute_granularity if config else None) or record.recompute
     try:

@@ -267,89 +267,15 @@ _KEYS = {
     "gbs": "train.global_batch_size",
 }
 
-_REASONS: dict[str, tuple[str, str]] = {
-    "tp": (
-        "TP {value}: divides the {groups} KV heads, stays inside one NVLink domain, and is the smallest "
-        "that fits.",
-        "TP {value}：能整除 {groups} 个 KV 头、不跨 NVLink 域，且是能放下模型的最小值。",
-    ),
-    "pp": (
-        "PP {value}: TP alone cannot hold the model on {gpu} GPUs, so layers are split into {value} stages.",
-        "PP {value}：仅靠 TP 无法在 {gpu} 上放下模型，因此把层切成 {value} 个流水线阶段。",
-    ),
-    "pp1": (
-        "PP 1: the model fits without pipeline stages, which avoids pipeline bubbles.",
-        "PP 1：无需流水线即可放下模型，避免流水线气泡。",
-    ),
-    "vp": (
-        "VP {value}: with PP > 1, interleaved chunks shrink the pipeline bubble.",
-        "VP {value}：PP > 1 时使用交错的虚拟流水线块以减小流水线气泡。",
-    ),
-    "vp_none": ("VP off: it needs PP > 1.", "关闭 VP：虚拟流水线需要 PP > 1。"),
-    "vp_uneven": (
-        "VP off: the {layers} layers do not split evenly over PP {pp} stages of several chunks.",
-        "关闭 VP：{layers} 层无法均匀切分到 PP {pp} 个阶段的多个虚拟块上。",
-    ),
-    "cp": (
-        "CP {value}: sequence length {seq} needs context parallelism (about 8K tokens per CP rank).",
-        "CP {value}：序列长度 {seq} 需要上下文并行（每个 CP rank 约 8K token）。",
-    ),
-    "cp_small": (
-        "CP {value}: fits the {world} GPUs available while keeping seq % (2·CP) == 0.",
-        "CP {value}：适配现有 {world} 个 GPU，并保持 seq % (2·CP) == 0。",
-    ),
-    "ep": (
-        "EP {value}: divides the {experts} experts and the expert mesh (PP·EP·ETP) divides {world} GPUs; "
-        "EP is raised before TP because it shards only the experts.",
-        "EP {value}：能整除 {experts} 个专家，且专家网格（PP·EP·ETP）能整除 {world} 个 GPU；"
-        "优先增大 EP 而非 TP，因为 EP 只切分专家参数。",
-    ),
-    "etp": (
-        "ETP {value}: keeps the expert mesh within the world size.",
-        "ETP {value}：保证专家网格能整除总 GPU 数。",
-    ),
-    "sp": (
-        "SP {value}: sequence parallelism belongs with TP > 1 (Bridge drops it at TP = 1).",
-        "SP {value}：TP > 1 时应开启序列并行（TP = 1 时 Bridge 会自动关闭）。",
-    ),
-    "mbs": (
-        "MBS {value}: lowered so the global batch stays divisible by MBS·DP (or because packing needs 1).",
-        "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
-    ),
-    "gbs": (
-        "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the optimisation "
-        "and is a convergence change.",
-        "GBS {value}（原为 {old}）：{world} 个 GPU 上没有布局能整除 {old}；这会改变优化过程，属于收敛"
-        "性变更。",
-    ),
-    "seq": (
-        "Sequence length {value}: requested by the user (dataset and model are set together).",
-        "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
-    ),
-    "user": ("Requested by the user.", "用户指定。"),
-    "unknown_batch": (
-        "{value}: the recipe does not set this statically, so the plan states it explicitly.",
-        "{value}：配方未静态给出该值，因此方案中显式设置。",
-    ),
-    "cp_loss": (
-        "Fine-tuning with CP > 1 needs per-token loss and no averaging in the collective.",
-        "CP > 1 微调需要按 token 计算损失，且不在集合通信中求平均。",
-    ),
-    "checkpoint": (
-        "PEFT needs a local pretrained checkpoint; export PRETRAINED_CHECKPOINT before launching.",
-        "PEFT 需要本地预训练检查点；启动前请设置环境变量 PRETRAINED_CHECKPOINT。",
-    ),
-}
-
 
 def _override(key: str, value: Any, reason_key: str, **facts: Any) -> Override:
-    english, chinese = _REASONS[reason_key]
     change_class, _ = classify(key, value)
+    reason = msg(f"reason.{reason_key}", value=value, **facts)
     return Override(
         key=key,
         value=value,
-        reason=english.format(value=value, **facts),
-        reason_zh=chinese.format(value=value, **facts),
+        reason=reason.render("en"),
+        reason_zh=reason.render("zh"),
         change_class=change_class,
     )
 
@@ -535,37 +461,30 @@ def _no_plan(record: RecipeRecord, cluster: Cluster, seq: int, peft: bool, any_f
             msg("no-valid-layout", num_gpus=cluster.num_gpus, gpu_label=cluster.gpu_label),
         )
     fewer = bool(need) and need < cluster.num_gpus  # a valid layout fits on part of these GPUs
-    more = f" About {need} GPUs would be enough." if need and not fewer else ""
-    more_zh = f"大约需要 {need} 个 GPU。" if need and not fewer else ""
-    if fewer:
-        more = f" A valid layout fits on {need} of these GPUs."
-        more_zh = f"其中 {need} 张 GPU 上有能放下的合法布局。"
-    gpu = cluster.gpu_label
+    more = (
+        msg("does-not-fit.fits_fewer", need=need)
+        if fewer
+        else msg("does-not-fit.need", need=need)
+        if need
+        else ""
+    )
+    advice = (
+        "does-not-fit.even_peft" if peft else "does-not-fit.other_count" if fewer else "does-not-fit.add_gpus"
+    )
     return finding(
         "does-not-fit",
         "error",
-        f"No layout of {record.name} fits {cluster.num_gpus} × {gpu} at sequence length {seq} "
-        "by the memory estimate"
-        + (
-            " even with PEFT."
-            if peft
-            else "; use another GPU count or the PEFT recipe."
-            if fewer
-            else "; add GPUs or use the PEFT recipe."
-        )
-        + more,
-        f"按显存估算，{record.name} 在 {cluster.num_gpus} × {gpu}、序列长度 {seq} 下没有"
-        "可行布局"
-        + (
-            "，即使使用 PEFT 也不行。"
-            if peft
-            else "；请换一个 GPU 数或改用 PEFT 配方。"
-            if fewer
-            else "；请增加 GPU 或改用 PEFT 配方。"
-        )
-        + more_zh,
-        None,
-        f"--gpus {need}" if need else None,
+        msg(
+            "does-not-fit",
+            name=record.name,
+            num_gpus=cluster.num_gpus,
+            gpu=cluster.gpu_label,
+            seq=seq,
+            advice=msg(advice),
+            more=more,
+        ),
+        upstream_error=None,
+        fix=f"--gpus {need}" if need else None,
     )
 
 
@@ -694,7 +613,7 @@ def _finish(
                 "fit-unknown",
                 "info",
                 msg(
-                    "fit-unknown.2",
+                    "fit-unknown.heuristic",
                     note=Localized(fit.note, fit.note_zh or fit.note),
                     peak_gb=peak / 1e9,
                     usable_gb=usable_bytes(cluster.gpu_type) / 1e9,
@@ -708,21 +627,11 @@ def _finish(
             finding(
                 "fit-oom",
                 "warning",
-                f"The memory estimator puts the busiest GPU at about {need:.0f} GB of {have:.0f} GB usable. "
-                + (
-                    "Lower train.micro_batch_size first, then add recompute "
-                    "(model.recompute_granularity=full) or GPUs."
-                    if lower_mbs
-                    else "train.micro_batch_size is already 1: add recompute "
-                    "(model.recompute_granularity=full) or GPUs."
-                ),
-                f"显存估算器估计最忙的 GPU 约需 {need:.0f} GB（可用 {have:.0f} GB）。"
-                + (
-                    "先减小 train.micro_batch_size，再开启重计算（model.recompute_granularity=full）"
-                    "或增加 GPU。"
-                    if lower_mbs
-                    else "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）"
-                    "或增加 GPU。"
+                msg(
+                    "fit-oom",
+                    need=need,
+                    have=have,
+                    advice=msg("fit-oom.lower_mbs" if lower_mbs else "fit-oom.mbs_is_one"),
                 ),
                 fix="train.micro_batch_size=1" if lower_mbs else "model.recompute_granularity=full",
             )

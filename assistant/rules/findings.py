@@ -15,22 +15,17 @@ Severity = Literal["error", "warning", "info"]
 def finding(
     rule_id: str,
     severity: Severity,
-    message: Message | str,
-    message_zh: str | None = None,
+    message: Message,
+    *,
     upstream_error: str | None = None,
     fix: str | None = None,
 ) -> Finding:
-    """A finding; its message is a catalog Message (put in words in both languages, as the JSON carries
-    both), or for sentences not yet in the catalog, the English and Chinese text."""
-    if isinstance(message, Message):
-        text, text_zh = message.render("en"), message.render("zh")
-    else:
-        text, text_zh = message, message_zh or ""
+    """A finding; its catalog Message is put in words in both languages, as the JSON carries both."""
     return Finding(
         id=rule_id,
         severity=severity,
-        message=text,
-        message_zh=text_zh,
+        message=message.render("en"),
+        message_zh=message.render("zh"),
         upstream_error=upstream_error,
         fix=fix,
     )

@@ -129,7 +129,7 @@ def rule_tp_query_groups(ctx: _Context) -> list[Finding]:
     if groups % tp == 0:
         return []
     if loose and tp % groups == 0:
-        return [finding("tp-query-groups", "info", msg("tp-query-groups.2", tp=tp, groups=groups))]
+        return [finding("tp-query-groups", "info", msg("tp-query-groups.replicated", tp=tp, groups=groups))]
     rule = msg("tp-query-groups.loose" if loose else "tp-query-groups.strict")
     return [
         finding(
@@ -183,15 +183,9 @@ def rule_sequence_parallel(ctx: _Context) -> list[Finding]:
             finding(
                 "sp-off",
                 "warning",
-                f"TP={config.tp} without sequence parallelism keeps a full copy of the layer-norm and "
-                "dropout "
-                "activations on every TP rank; SP removes that at almost no cost"
-                + (" and Megatron-Core warns about it when EP is also used." if with_ep else "."),
-                f"TP={config.tp} 但未开启序列并行（SP），每个 TP rank 都保存完整的 LayerNorm/Dropout 激活；"
-                "开启 SP 几乎没有额外开销"
-                + ("，且同时使用 EP 时 Megatron-Core 会发出警告。" if with_ep else "。"),
-                upstream.EP_TP_NEEDS_SP if with_ep else None,
-                kv(model__sequence_parallel=True),
+                msg("sp-off", tp=config.tp, tail=msg("sp-off.with_ep" if with_ep else "sp-off.end")),
+                upstream_error=upstream.EP_TP_NEEDS_SP if with_ep else None,
+                fix=kv(model__sequence_parallel=True),
             )
         ]
     if config.tp == 1 and config.sp:
@@ -343,7 +337,7 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
                     finding(
                         "finetune-cp-loss",
                         "error",
-                        msg("finetune-cp-loss.2", cp=cp),
+                        msg("finetune-cp-loss.needed", cp=cp),
                         upstream_error=missing[0][2],
                         fix=fix,
                     )
@@ -358,19 +352,14 @@ def rule_context_parallel(ctx: _Context) -> list[Finding]:
                 finding(
                     "cp-a2a-p2p",
                     "error",
-                    "cp_comm_type 'a2a+p2p' needs hierarchical_context_parallel_sizes (intra-node a2a size × "
-                    "inter-node p2p size = CP)"
-                    + (
-                        "."
+                    msg(
+                        "cp-a2a-p2p.missing",
+                        tail=msg("cp-a2a-p2p.missing.checked")
                         if checked
-                        else f"; {ctx.version} does not check it and silently runs without CP "
-                        "communication (each rank attends only to its own chunk)."
+                        else msg("cp-a2a-p2p.missing.unchecked", version=ctx.version),
                     ),
-                    "cp_comm_type 为 'a2a+p2p' 时必须设置 hierarchical_context_parallel_sizes"
-                    "（节点内 a2a 大小 × 节点间 p2p 大小 = CP）"
-                    + ("。" if checked else f"；{ctx.version} 不做检查，会在没有 CP 通信的情况下静默运行。"),
-                    upstream.HIERARCHICAL_CP_MISSING if checked else None,
-                    kv(model__hierarchical_context_parallel_sizes=suggestion),
+                    upstream_error=upstream.HIERARCHICAL_CP_MISSING if checked else None,
+                    fix=kv(model__hierarchical_context_parallel_sizes=suggestion),
                 )
             )
         elif prod(sizes) != cp:
@@ -590,7 +579,7 @@ def rule_dataset(ctx: _Context) -> list[Finding]:
                 "mode-dataset",
                 "error",
                 msg(
-                    "mode-dataset.2",
+                    "mode-dataset.rejected",
                     name=name,
                     loop="/".join(preset.modes),
                     version=ctx.version,
@@ -646,7 +635,7 @@ def rule_peft_checkpoint(ctx: _Context) -> list[Finding]:
             finding(
                 "peft-checkpoint",
                 "error",
-                msg("peft-checkpoint.2", path=path),
+                msg("peft-checkpoint.hub-id", path=path),
                 upstream_error=upstream.peft_invalid_checkpoint(str(path)),
                 fix="checkpoint.pretrained_checkpoint=/path/to/local_checkpoint",
             )
@@ -669,7 +658,12 @@ def rule_seq_sync(ctx: _Context) -> list[Finding]:
             finding(
                 "seq-length-sync",
                 "warning",
-                msg("seq-length-sync.2", model_seq=model_seq, version=ctx.version, dataset_seq=dataset_seq),
+                msg(
+                    "seq-length-sync.undone",
+                    model_seq=model_seq,
+                    version=ctx.version,
+                    dataset_seq=dataset_seq,
+                ),
                 upstream_error=None,
                 fix=fix,
             )
@@ -738,22 +732,16 @@ def rule_cuda_graphs(ctx: _Context) -> list[Finding]:
             finding(
                 "cuda-graph-full-recompute",
                 "error",
-                "Full activation recompute works with CUDA graphs only as a full-iteration graph"
-                + (
-                    " (cuda_graph_impl=full_iteration)."
-                    if ctx.traits.full_iteration_impl
-                    else " (cuda_graph_impl=local with cuda_graph_scope=[full_iteration] in this version)."
-                )
-                + " Otherwise switch to selective recompute.",
-                "完整重计算只能与整迭代 CUDA graph 一起使用"
-                + (
-                    "（cuda_graph_impl=full_iteration）。"
-                    if ctx.traits.full_iteration_impl
-                    else "（此版本为 cuda_graph_impl=local 且 cuda_graph_scope=[full_iteration]）。"
-                )
-                + "否则请改用选择性重计算。",
-                upstream.CUDA_GRAPH_FULL_RECOMPUTE,
-                _full_iteration_fix(ctx),
+                msg(
+                    "cuda-graph-full-recompute",
+                    graph=msg(
+                        "cuda-graph-full-recompute.impl"
+                        if ctx.traits.full_iteration_impl
+                        else "cuda-graph-full-recompute.scope"
+                    ),
+                ),
+                upstream_error=upstream.CUDA_GRAPH_FULL_RECOMPUTE,
+                fix=_full_iteration_fix(ctx),
             )
         )
     nan_keys = (
@@ -789,7 +777,7 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
                 finding(
                     "cuda-graph-packed",
                     "error",
-                    msg("cuda-graph-packed.2"),
+                    msg("cuda-graph-packed.pad"),
                     upstream_error=upstream.OFFLINE_PACKING_GRAPH_PAD,
                     fix="dataset.pad_to_max_length=true dataset.offline_packing_specs.pad_cu_seqlens=true",
                 )
@@ -799,7 +787,7 @@ def _graphs_with_packing(ctx: _Context, full_iteration: bool) -> list[Finding]:
                 finding(
                     "cuda-graph-packed",
                     "error",
-                    msg("cuda-graph-packed.3"),
+                    msg("cuda-graph-packed.cu-seqlens"),
                     upstream_error=upstream.PACKED_GRAPH_CU_SEQLENS,
                     fix="dataset.offline_packing_specs.pad_cu_seqlens=true",
                 )
@@ -942,33 +930,22 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
         larger = [d for d in divisors(experts) if d > config.ep and fits_world(d)]
         enough = [d for d in larger if expert_state(d) <= limit]
         better = enough[:1] or larger[-1:]  # the smallest EP that is enough, else the most relief available
-        share = (
-            f"EP={config.ep} leaves about {expert_bytes / 1e9:.0f} GB of expert weights and optimizer state "
-            f"on each GPU ({cluster.gpu_label} has about {hbm / 1e9:.0f} GB usable). "
-        )
-        share_zh = (
-            f"EP={config.ep} 时每个 GPU 上约有 {expert_bytes / 1e9:.0f} GB 专家权重和优化器状态"
-            f"（{cluster.gpu_label} 可用显存约 {hbm / 1e9:.0f} GB）。"
-        )
-        if larger:
-            advice = "Raise EP before TP: EP shards only the experts, which dominate a large MoE."
-            advice_zh = "应先增大 EP 再考虑 TP：EP 只切分专家参数，而大型 MoE 的参数主要在专家中。"
-        else:  # no larger EP divides these GPUs (EP8 on 8 GPUs): only more GPUs shard the experts' state
-            advice = (
-                f"No larger EP fits {ctx.world} GPUs; with more GPUs the experts' data-parallel ranks shard "
-                "their optimizer state."
-            )
-            advice_zh = (
-                f"{ctx.world} 张 GPU 放不下更大的 EP；增加 GPU 后，专家的数据并行组会切分其优化器状态。"
-            )
+        # no larger EP divides these GPUs (EP8 on 8 GPUs): only more GPUs shard the experts' state
+        advice = msg("ep-too-low.raise_ep") if larger else msg("ep-too-low.more_gpus", world=ctx.world)
         found.append(
             finding(
                 "ep-too-low",
                 "warning",
-                share + advice,
-                share_zh + advice_zh,
-                None,
-                kv(model__expert_model_parallel_size=better[0]) if better else None,
+                msg(
+                    "ep-too-low",
+                    ep=config.ep,
+                    expert_gb=expert_bytes / 1e9,
+                    gpu_label=cluster.gpu_label,
+                    hbm_gb=hbm / 1e9,
+                    advice=advice,
+                ),
+                upstream_error=None,
+                fix=kv(model__expert_model_parallel_size=better[0]) if better else None,
             )
         )
     return found
@@ -1015,7 +992,7 @@ def precision_finding(
             "precision-gpu",
             "warning",
             msg(
-                "precision-gpu.2",
+                "precision-gpu.kept",
                 name=name,
                 generations=generations,
                 gpu=gpu,
