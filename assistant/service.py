@@ -30,7 +30,7 @@ from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, wh
 from assistant.errors import UserError
 from assistant.kb import knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
-from assistant.messages import words
+from assistant.messages import msg, words
 from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
 from assistant.planning.fit import estimate_fit
@@ -106,17 +106,12 @@ def resolve_version(requested: str | None) -> str:
         raise UserError(f"unknown Megatron-Bridge version {requested!r}: {error}") from error
 
 
-RETRIEVAL_FAILED = (
-    "Note: the passage index could not be read, so this answer has no citations; "
-    "`autorecipe doctor` shows why and `autorecipe ingest` rebuilds it.",
-    "注意：段落索引无法读取，因此本回答没有引用；"
-    "`autorecipe doctor` 可查看原因，`autorecipe ingest` 可重建索引。",
-)
+RETRIEVAL_FAILED = msg("notice.retrieval_failed")
 
 
 def _with_notices(answer: Answer, notices: tuple[turn_budget.Notice, ...]) -> Answer:
     """The turn's notices head the text (in the answer's language) and are listed in the JSON."""
-    lines = [say(answer.language, en, zh) for en, zh in notices]
+    lines = [notice.render(answer.language) for notice in notices]
     if lines:
         answer.notices = lines
         head = "\n".join(f"_{line}_" for line in lines)
@@ -613,19 +608,11 @@ def _budgeted_turn(
 
 
 ANSWER_LANGUAGES = ("auto", "en", "zh")
-INVALID_TEXT = (
-    "Note: part of the question was not valid text (invalid UTF-8 or a lone surrogate) and was read as �.",
-    "注意：问题中有部分内容不是有效文本（无效的 UTF-8 或孤立代理字符），已按 � 处理。",
-)
+INVALID_TEXT = msg("notice.invalid_text")
 
 
-def _unsupported_language(lang: object) -> tuple[str, str]:
-    shown = repr(lang)[:40]
-    return (
-        f"Note: answers are in English or Chinese; lang={shown} is not one of auto, en, zh, "
-        "so this answer is in the question's language.",
-        f"注意：回答只支持英文或中文；lang={shown} 不是 auto、en、zh 之一，因此按问题的语言回答。",
-    )
+def _unsupported_language(lang: object) -> turn_budget.Notice:
+    return msg("notice.unsupported_language", lang=repr(lang)[:40])
 
 
 def _answer_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:

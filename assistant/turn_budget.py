@@ -15,13 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-Notice = tuple[str, str]  # (English, Chinese)
+from assistant.messages import Message, msg
 
-BUDGET_SPENT: Notice = (
-    "Note: this answer used up its time budget, so the parts not computed by then "
-    "(layout search, citations, rephrasing) are left out; ask again for a narrower question.",
-    "注意：本回答已用完时间预算，届时尚未计算的部分（布局搜索、引用、改写）已省略；可以把问题问得更具体一些再试。",
-)
+Notice = Message  # a catalog message, put in words in the answer's language
+
+BUDGET_SPENT: Notice = msg("notice.budget_spent")
 
 _deadline: ContextVar[float | None] = ContextVar("answer_deadline", default=None)
 _notices: ContextVar[tuple[Notice, ...]] = ContextVar("answer_notices", default=())

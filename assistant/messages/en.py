@@ -527,4 +527,19 @@ MESSAGES: dict[str, str] = {
     ),
     "version_facts.a_flag": "`{names}` is a flag of {script} in Megatron-Bridge {version}{choices}.",
     "reason.fitting_layout": "the layout the memory estimate says fits these GPUs",
+    "notice.budget_spent": (
+        "Note: this answer used up its time budget, so the parts not computed by then "
+        "(layout search, citations, rephrasing) are left out; ask again for a narrower question."
+    ),
+    "notice.retrieval_failed": (
+        "Note: the passage index could not be read, so this answer has no citations; "
+        "`autorecipe doctor` shows why and `autorecipe ingest` rebuilds it."
+    ),
+    "notice.invalid_text": (
+        "Note: part of the question was not valid text (invalid UTF-8 or a lone surrogate) and was read as �."
+    ),
+    "notice.unsupported_language": (
+        "Note: answers are in English or Chinese; lang={lang} is not one of auto, en, zh, "
+        "so this answer is in the question's language."
+    ),
 }

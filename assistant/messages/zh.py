@@ -449,4 +449,15 @@ MESSAGES: dict[str, str] = {
     ),
     "version_facts.a_flag": "`{names}` 是 Megatron-Bridge {version} 中 {script} 的参数{choices}。",
     "reason.fitting_layout": "显存估算认为能放进这些 GPU 的布局",
+    "notice.budget_spent": (
+        "注意：本回答已用完时间预算，届时尚未计算的部分（布局搜索、引用、改写）已省略；可以把问题问得更具体一些再试。"
+    ),
+    "notice.retrieval_failed": (
+        "注意：段落索引无法读取，因此本回答没有引用；"
+        "`autorecipe doctor` 可查看原因，`autorecipe ingest` 可重建索引。"
+    ),
+    "notice.invalid_text": "注意：问题中有部分内容不是有效文本（无效的 UTF-8 或孤立代理字符），已按 � 处理。",
+    "notice.unsupported_language": (
+        "注意：回答只支持英文或中文；lang={lang} 不是 auto、en、zh 之一，因此按问题的语言回答。"
+    ),
 }
