@@ -420,6 +420,9 @@ class Answer(Record):
     phrasing: Literal["deterministic", "llm"] = "deterministic"
     phrasing_reason: str | None = None
     cases: list[Answer] = Field(default_factory=list)  # one answer per setup when a question lists several
+    # One line when the answered version is not the one selected: the question named another, or the
+    # asked one is not bundled and a nearby release answers (assistant/version_resolve.py).
+    version_note: str | None = None
 
 
 # ---------------------------------------------------------------- retrieval

@@ -30,6 +30,7 @@ def _batch(path: Path) -> None:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        row = None
         try:
             row = json.loads(line)
             if not isinstance(row, dict) or not isinstance(row.get("question"), str):
@@ -38,7 +39,8 @@ def _batch(path: Path) -> None:
             payload["id"] = row.get("id")
         except (ValueError, UserError) as error:
             failures += 1
-            payload = {"id": None, "line": number, "error": str(error)}
+            row_id = row.get("id") if isinstance(row, dict) else None
+            payload = {"id": row_id, "line": number, "error": str(error)}
         typer.echo(json.dumps(payload, ensure_ascii=False))
     if failures:
         typer.secho(f"{failures} line(s) could not be answered; see their 'error'", fg="yellow", err=True)
