@@ -31,6 +31,7 @@ from assistant.kb import knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
+from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
 from assistant.planning.resize import resize
 from assistant.recommend import (
@@ -574,6 +575,7 @@ def ask(
         check_question(question if isinstance(question, str) else "")
         choice = _version_choice(question if isinstance(question, str) else "", version, conversation)
         base_version = choice.version
+        _refuse_unknown_keys(question if isinstance(question, str) else "", base_version)
         return _with_version_note(_ask_turn(question, base_version, turn, conversation), choice)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
@@ -585,6 +587,12 @@ def ask(
             version=base_version,
             answer_markdown=prefix + error.in_language(answer_lang),
         )
+
+
+def _refuse_unknown_keys(question: str, version: str) -> None:
+    """A KEY=VALUE in the question whose key this release's config lacks is refused, as in `check`."""
+    slots = hear(_clip(question), version_context(version), None)
+    check_override_keys(typed_overrides(slots), catalogs.load_catalog(version))
 
 
 def _with_version_note(answer: Answer, choice: VersionChoice) -> Answer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import metadata
 
 import typer
 
@@ -17,6 +18,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"autorecipe {metadata.version('autorecipe')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the autorecipe version and exit."
+    ),
+) -> None:
+    """Auto Recipe: choose, resize and launch Megatron-Bridge recipes."""
+
 
 for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, evaluate, mcp, skill):
     module.register(app)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -72,11 +73,26 @@ def ask_command(
         Console().print(Markdown(answer.answer_markdown))
 
 
+def _port_free(host: str, port: int) -> None:
+    """A busy port is the user's to change: say so and how, before Gradio fails with a bare OSError."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise UserError(
+                f"cannot listen on {host}:{port} ({error.strerror or error}): the port is busy or not "
+                "allowed; pick another with --port N or the GRADIO_SERVER_PORT variable"
+            ) from error
+
+
 def chat_command(
-    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    port: int = typer.Option(7860, "--port", help="Port to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Interface to listen on.", envvar="GRADIO_SERVER_NAME"
+    ),
+    port: int = typer.Option(7860, "--port", help="Port to listen on.", envvar="GRADIO_SERVER_PORT"),
 ) -> None:
     """Open the Gradio chat in the browser (runs offline on the embedded index)."""
+    _port_free(host, port)
     from assistant.vectorstore import current_generation
     from ui.gradio_app import launch
 

@@ -176,14 +176,16 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
 def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
     # deferred so that the CLI's other commands start without loading the estimators
-    from assistant.catalog import resolution_note
+    from assistant.catalog import load_catalog, resolution_note
     from assistant.kb import knowledge_base
     from assistant.models import load_model_arch, recipe_arch
+    from assistant.override_keys import check_override_keys
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
     kb = knowledge_base()
     config = build_config(record, list(args.overrides), version=args.version or record.version)
+    check_override_keys(config.user_overrides, load_catalog(record.version))
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
         if record.hf_model_id:
