@@ -9,7 +9,17 @@ from importlib import metadata
 import typer
 
 from assistant.errors import UserError
-from ui.commands import assistant_cmds, check_plan, estimate, evaluate, ingest_search, mcp, recipes, skill
+from ui.commands import (
+    assistant_cmds,
+    check_plan,
+    estimate,
+    evaluate,
+    feedback,
+    ingest_search,
+    mcp,
+    recipes,
+    skill,
+)
 
 app = typer.Typer(
     name="autorecipe",
@@ -35,7 +45,7 @@ def _root(
     """Auto Recipe: choose, resize and launch Megatron-Bridge recipes."""
 
 
-for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, evaluate, mcp, skill):
+for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, feedback, evaluate, mcp, skill):
     module.register(app)
 
 
