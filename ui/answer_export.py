@@ -1,0 +1,46 @@
+"""Files a user takes away from one answer: the Slurm script, the overrides (Hydra dotlist and YAML) and
+the whole answer JSON (the same object as `ask --json`). Pure: Answer in, {file name: text} out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from assistant.records import Answer
+
+
+def _hydra_value(value: Any) -> str:
+    """A value as Hydra's override grammar reads it back (JSON scalars and lists are valid there)."""
+    if isinstance(value, str):
+        return (
+            value if value.replace("_", "").replace("-", "").replace(".", "").isalnum() else json.dumps(value)
+        )
+    return json.dumps(value)
+
+
+def _nested(overrides: list[dict[str, Any]]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for item in overrides:
+        *parents, leaf = item["key"].split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = item["value"]
+    return tree
+
+
+def export_files(answer: Answer) -> dict[str, str]:
+    """Every file this answer can give; the JSON always, the others when the answer has them."""
+    stem = answer.recipe.name if answer.recipe is not None else "answer"
+    files: dict[str, str] = {}
+    if answer.commands.slurm:
+        files[f"{stem}.sbatch"] = answer.commands.slurm.rstrip("\n") + "\n"
+    if answer.overrides:
+        files[f"{stem}.overrides.txt"] = "".join(
+            f"{item['key']}={_hydra_value(item['value'])}\n" for item in answer.overrides
+        )
+        files[f"{stem}.overrides.yaml"] = yaml.safe_dump(_nested(answer.overrides), sort_keys=False)
+    files[f"{stem}.answer.json"] = json.dumps(answer.to_json(), ensure_ascii=False, indent=1) + "\n"
+    return files
