@@ -83,3 +83,15 @@ def test_thread_reply_without_mention_and_reaction_feedback(fake_slack, settings
     (entry,) = read_feedback(settings)
     assert entry.verdict == "down" and entry.question == QUESTION and entry.answer["recipe"]["name"] == RECIPE
     assert first["thread_ts"] == root
+    uploads = [body for method, body in fake_slack.calls if method.startswith("upload/")]
+    shared = [body for method, body in fake_slack.calls if method == "files.completeUploadExternal"]
+    assert uploads and "#SBATCH" in uploads[0]["content"] and "srun" in uploads[0]["content"]
+    assert shared and shared[0].get("thread_ts") == root and shared[0].get("channel_id") == "C1"
+    assert "(assumed)" not in message_text(first)  # the question named H100
+
+
+def test_assumed_gpu_type_is_said() -> None:
+    from ui.slack_app import answer_blocks
+
+    text, _ = answer_blocks(ask("llama3 8b pretrain on 8 GPUs"))
+    assert "(assumed)" in text or "(assumed)" in str(_)

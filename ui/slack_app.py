@@ -256,7 +256,10 @@ def _recipe_text(answer: Answer) -> str:
 def _plan_text(answer: Answer) -> str:
     lang = answer.language
     gpus = (answer.plan or {}).get("num_gpus") or answer.slots.num_gpus or "?"
-    gpu = (answer.slots.gpu_type or "GPU").upper()
+    recipe_gpu = answer.recipe.gpu_type if answer.recipe is not None else None
+    gpu = (answer.slots.gpu_type or recipe_gpu or "h100").upper()
+    if not answer.slots.gpu_type:  # the plan and memory use this type: say it is assumed
+        gpu += " (assumed)" if lang == "en" else "（假定型号）"
     if answer.plan is None:
         lines = [t("no_plan", lang, n=gpus, gpu=gpu)]
     else:
@@ -453,6 +456,18 @@ class SlackAssistant:
             self._remember_post(channel, posted.get("ts"), question, answer)
         except Exception:  # noqa: BLE001 - Slack down or the message rejected: log, keep serving
             log.exception("posting the answer to %s/%s failed", channel, thread_ts)
+            return
+        if answer is not None and answer.commands.slurm:
+            self._upload_slurm(client, channel, thread_ts, answer)
+
+    def _upload_slurm(self, client: WebClient, channel: str, thread_ts: str, answer: Answer) -> None:
+        """The Slurm script as a snippet file in the thread, ready to download and `sbatch`."""
+        name = f"{answer.recipe.name if answer.recipe else 'run'}.sbatch"
+        try:
+            client.files_upload_v2(channel=channel, thread_ts=thread_ts, content=answer.commands.slurm,
+                                   filename=name, title=name, snippet_type="shell")  # fmt: skip
+        except Exception:  # noqa: BLE001 - a missing files:write scope must not cost the answer
+            log.exception("uploading the Slurm script to %s/%s failed", channel, thread_ts)
 
 
 def build_app(
