@@ -137,3 +137,14 @@ def test_plan_and_diff_keep_identifiers(columns: str) -> None:
                        columns=columns)  # fmt: skip
     assert code == 0 and all(change["field"] in out for change in changes)
     assert "…" not in out
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_ask_renders_line_breaks_and_wraps_commands(columns: str) -> None:
+    code, out, _ = run("ask", "llama3 8b pretrain on 8 H100", columns=columns)
+    assert code == 0
+    lines = [line.strip() for line in out.splitlines()]
+    assert any(line.startswith("Recipe defaults:") for line in lines)  # its own line, not run together
+    launch = [line for line in lines if "torch.distributed.run" in line]
+    assert launch and launch[0].endswith("\\")
+    assert any(line.startswith("--recipe llama3_8b_pretrain_config") for line in lines)

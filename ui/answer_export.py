@@ -4,11 +4,35 @@ the whole answer JSON (the same object as `ask --json`). Pure: Answer in, {file 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
 
 from assistant.records import Answer
+
+
+def wrapped(command: str) -> str:
+    """One flag per line (shell continuations), so a long launch command reads and copies cleanly."""
+    if "\n" in command:
+        return command
+    return re.sub(r" (?=--|'|scripts/)", " \\\n    ", command)
+
+
+def terminal_markdown(markdown: str) -> str:
+    r"""Markdown for a terminal renderer: a single line break stays a break (not a joined paragraph), and a
+    one-line command in a code fence is wrapped with `\` continuations."""
+    out: list[str] = []
+    fenced = False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            out.append(line)
+        elif fenced:
+            out.append(wrapped(line) if len(line) > 80 else line)
+        else:
+            out.append(line + "  " if line.strip() and not line.lstrip().startswith(("|", "#")) else line)
+    return "\n".join(out)
 
 
 def _hydra_value(value: Any) -> str:

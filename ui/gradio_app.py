@@ -7,7 +7,6 @@ no state), calls assistant.service.ask, and renders the Answer. No rule lives he
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from assistant.records import Answer  # noqa: E402
 from assistant.service import EXAMPLES, ask, hear, version_context  # noqa: E402
 from assistant.session import Conversation  # noqa: E402
 from assistant.settings import Settings, get_settings  # noqa: E402
-from ui.answer_export import export_files  # noqa: E402
+from ui.answer_export import export_files, wrapped  # noqa: E402
 
 TITLE = "Auto Recipe — Megatron-Bridge recipe assistant"
 DESCRIPTION = (
@@ -91,13 +90,6 @@ def recipe_card(answer: Answer) -> str:
 
 def _cell(value) -> str:
     return "-" if value is None else str(value)
-
-
-def wrapped(command: str) -> str:
-    """One flag per line (shell continuations), so a long launch command reads and copies cleanly."""
-    if "\n" in command:
-        return command
-    return re.sub(r" (?=--|'|scripts/)", " \\\n    ", command)
 
 
 def main_command(answer: Answer) -> str:

@@ -70,7 +70,9 @@ def ask_command(
     if as_json:
         typer.echo(json.dumps(answer.to_json(), ensure_ascii=False))
     else:
-        Console().print(Markdown(answer.answer_markdown))
+        from ui.answer_export import terminal_markdown
+
+        Console().print(Markdown(terminal_markdown(answer.answer_markdown)))
 
 
 def _port_free(host: str, port: int) -> None:
