@@ -148,3 +148,12 @@ def test_ask_renders_line_breaks_and_wraps_commands(columns: str) -> None:
     launch = [line for line in lines if "torch.distributed.run" in line]
     assert launch and launch[0].endswith("\\")
     assert any(line.startswith("--recipe llama3_8b_pretrain_config") for line in lines)
+
+
+def test_one_memory_unit_everywhere() -> None:
+    """GB (10^9 bytes) in estimate, plan and check, as in the chat; never GiB."""
+    est = run("estimate", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8")[1]
+    plan = run("plan", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8")[1]
+    assert "GiB" not in est + plan
+    usable = re.search(r"of ([\d.]+) GB usable", est).group(1)
+    assert f"of {usable} GB usable" in plan

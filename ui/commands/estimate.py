@@ -16,9 +16,9 @@ import typer
 from assistant.bounds import check_gpus
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
-from assistant.estimate.hardware import GIB
 from assistant.records import Cluster, RecipeRecord
 
+GB = 1e9  # every front end prints memory in GB (10^9 bytes), as the chat and GPU datasheets do
 MODES = ("pretrain", "sft", "peft")
 SPEC_RUN_FIELDS = (
     "seq_length",
@@ -373,8 +373,8 @@ def render_text(result: dict[str, Any]) -> str:
         lean = near["leanest"]
         if lean:
             lines.append(
-                f"no layout fits: the leanest needs {lean['memory']['peak_bytes'] / GIB:.1f} GiB per GPU "
-                f"of {lean['memory']['usable_bytes'] / GIB:.1f} GiB"
+                f"no layout fits: the leanest needs {lean['memory']['peak_bytes'] / GB:.1f} GB per GPU "
+                f"of {lean['memory']['usable_bytes'] / GB:.1f} GB"
             )
         if near["min_gpus"]:
             p = near["min_gpus_layout"]["plan"]
@@ -393,10 +393,10 @@ def _render_plan(result: dict[str, Any]) -> list[str]:
     lines = [
         f"layout: TP{plan['tp']} PP{plan['pp']} VP{plan['vp'] or '-'} CP{plan['cp']} EP{plan['ep']} "
         f"DP{plan['dp']} MBS{plan['mbs']} GBS{plan['gbs']} GA{plan['ga']} recompute={result['recompute']}",
-        f"memory: {mem['peak_bytes'] / GIB:.1f} GiB peak of {mem['usable_bytes'] / GIB:.1f} GiB usable "
+        f"memory: {mem['peak_bytes'] / GB:.1f} GB peak of {mem['usable_bytes'] / GB:.1f} GB usable "
         f"-> {verdict} "
-        f"(margin {mem['margin_bytes'] / GIB:+.1f} GiB, {mem['stage']} pipeline stage)",
-        "  " + ", ".join(f"{k} {v / GIB:.1f}" for k, v in mem["breakdown"].items()) + " GiB",
+        f"(margin {mem['margin_bytes'] / GB:+.1f} GB, {mem['stage']} pipeline stage)",
+        "  " + ", ".join(f"{k} {v / GB:.1f}" for k, v in mem["breakdown"].items()) + " GB",
         f"throughput: {speed['tokens_per_sec_per_gpu']:,.0f} tokens/s/GPU, "
         f"{speed['model_tflops_per_gpu']:,.0f} "
         f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s"
