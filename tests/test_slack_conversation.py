@@ -9,6 +9,7 @@ from functools import partial
 
 from slack_sdk import WebClient
 
+from assistant.compose import t
 from assistant.feedback import read_feedback
 from assistant.service import ask
 from tests.test_slack import (  # noqa: F401 - fixtures
@@ -50,6 +51,8 @@ def test_dm_follow_up_keeps_context_and_new_resets(fake_slack, settings) -> None
     posts = fake_slack.posts()
     assert len(posts) == 4
     assert RECIPE in message_text(posts[1]) and "--nproc_per_node=8" in code_blocks(posts[1])[0]
+    checklist = t("checklist", "en")
+    assert checklist in message_text(posts[0]) and checklist not in message_text(posts[1])  # once
     assert "new conversation" in message_text(posts[2]).lower()
     assert RECIPE not in message_text(posts[3])
 

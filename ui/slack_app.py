@@ -306,7 +306,7 @@ def _findings_text(answer: Answer) -> str:
     return "\n".join(lines)
 
 
-def answer_blocks(answer: Answer) -> tuple[str, list[Block]]:
+def answer_blocks(answer: Answer, *, checklist: bool = True) -> tuple[str, list[Block]]:
     """The Slack message for one Answer: (notification text, Block Kit blocks)."""
     lang = answer.language
     chosen = main_command(answer)
@@ -321,7 +321,7 @@ def answer_blocks(answer: Answer) -> tuple[str, list[Block]]:
     blocks += _sections(_command_text(answer, *chosen))
     if answer.findings:
         blocks += _sections(_findings_text(answer))
-    if answer.checklist:
+    if answer.checklist and checklist:
         items = "\n".join(f"{n}. {to_mrkdwn(item)}" for n, item in enumerate(answer.checklist, 1))
         blocks += _sections(f"*{t('checklist', lang)}*\n{items}")
     if answer.citations:
@@ -369,6 +369,7 @@ class SlackAssistant:
         self.settings = settings
         self.memory = ThreadMemory()
         self.seen = SeenEvents()
+        self.checklisted: set[Hashable] = set()  # conversations whose checklist was posted
         self.posted: OrderedDict[tuple[str, str], tuple[str, dict]] = OrderedDict()  # our answers, for 👍/👎
 
     def in_answered_thread(self, event: dict) -> bool:
@@ -427,6 +428,7 @@ class SlackAssistant:
         answer = None
         if direct and question.strip().lower() in NEW_CONVERSATION:
             self.memory.forget(key)
+            self.checklisted.discard(key)
             text = _say(NEW_STARTED, "zh" if question.strip() == "新对话" else "en")
             blocks = [_section(text)]
             conversation, lock = None, None
@@ -437,7 +439,10 @@ class SlackAssistant:
             if lock is not None:
                 with lock:
                     answer = self.answer_fn(question, conversation=conversation)
-                text, blocks = answer_blocks(answer)
+                first_checklist = key not in self.checklisted  # once per conversation
+                text, blocks = answer_blocks(answer, checklist=first_checklist)
+                if answer.checklist:
+                    self.checklisted.add(key)
         except Exception as error:  # noqa: BLE001 - one failed answer must not take the bot down
             error_id = uuid.uuid4().hex[:8]
             if not isinstance(error, UserError):
