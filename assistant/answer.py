@@ -76,3 +76,6 @@ class Answer(Record):
     phrasing_reason: str | None = None
     cases: list[Answer] = Field(default_factory=list)  # one answer per setup when a question lists several
     notices: list[str] = Field(default_factory=list)  # one-line notices: no citations, time budget spent
+    # One line when the answered version is not the one selected: the question named another, or the
+    # asked one is not bundled and a nearby release answers (assistant/version_resolve.py).
+    version_note: str | None = None

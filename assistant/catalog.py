@@ -144,18 +144,11 @@ def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) ->
 
 
 def _closest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
-    try:  # rapidfuzz is optional: difflib below when it is not installed
-        from rapidfuzz import process
-        from rapidfuzz.distance import Levenshtein
-
-        return [
-            match
-            for match, _, _ in process.extract(
-                name, candidates, scorer=Levenshtein.normalized_similarity, limit=limit
-            )
-        ]
-    except ImportError:
-        return difflib.get_close_matches(name, candidates, n=limit, cutoff=0.0)
+    """Names that contain what was typed, then near spellings; nothing rather than unrelated names."""
+    key = name.lower()
+    containing = [c for c in candidates if len(key) >= 3 and key in c.lower()]
+    near = difflib.get_close_matches(name, candidates, n=limit, cutoff=0.6)
+    return list(dict.fromkeys(containing[:limit] + near))[:limit]
 
 
 def find_recipes(

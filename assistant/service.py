@@ -33,6 +33,7 @@ from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.messages import msg, words
 from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
+from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
 from assistant.planning.resize import resize
 from assistant.recommend import (
@@ -62,6 +63,8 @@ from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose,
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.vectorstore import IndexUnavailable
 from assistant.version_facts import dataset_fact, launcher_facts
+from assistant.version_resolve import VersionChoice, bundled_choice
+from assistant.version_resolve import resolve as resolve_choice
 
 log = logging.getLogger(__name__)
 
@@ -98,12 +101,19 @@ def resolve_version(requested: str | None) -> str:
     """A bundled catalog version for what the user asked (exact, or the nearest release)."""
     if not requested:
         return catalogs.default_version()
-    try:
-        return catalogs.nearest_bundled(requested)
-    except UserError:
-        raise
-    except Exception as error:  # noqa: BLE001 - version strings come from free text
-        raise UserError(f"unknown Megatron-Bridge version {requested!r}: {error}") from error
+    return bundled_choice(requested, catalogs.available_versions()).version
+
+
+def _version_choice(question: str, selected: str | None, conversation: Conversation | None) -> VersionChoice:
+    """The shared resolver on this turn: the version its text (or the conversation) names wins over
+    the caller's; a question comparing two versions keeps the caller's."""
+    if selected:  # a bad flag or dropdown value is the caller's error: refuse before reading the text
+        bundled_choice(selected, catalogs.available_versions())
+    slots = hear(_clip(question), version_context(resolve_version(selected)), None)
+    named = slots.version or (conversation.slots.version if conversation else None)
+    if slots.other_version:
+        named = None
+    return resolve_choice(selected, named, catalogs.default_version(), catalogs.available_versions())
 
 
 RETRIEVAL_FAILED = msg("notice.retrieval_failed")
@@ -561,7 +571,6 @@ class _Turn:
     settings: Settings
     lang: str = "auto"  # the answer language, or "auto" for the question's
     use_llm: bool | None = None  # None: phrase with the LLM when one is configured
-    pinned: bool = False  # the caller fixed the version: a version named in the text does not switch it
     brief: bool = False  # one setup among several: its checklist and sources come once, with the whole
     quick: quick_pick.QuickPick | None = None  # no model named: the version's quick-reference pick
 
@@ -580,22 +589,20 @@ def ask(
     A problem in what the question asks for (an unknown version, an override value the launcher would
     reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
     """
-    base_version = resolve_version(version or (conversation.slots.version if conversation else None))
+    base_version = resolve_version(version)
     settings = settings or get_settings()
     with turn_budget.turn(settings.answer_budget_s):
-        return _budgeted_turn(
-            question, base_version, conversation, lang, settings, use_llm, version is not None
-        )
+        return _budgeted_turn(question, base_version, version, conversation, lang, settings, use_llm)
 
 
 def _budgeted_turn(
     question: str,
     base_version: str,
+    version: str | None,
     conversation: Conversation | None,
     lang: str,
     settings: Settings,
     use_llm: bool | None,
-    pinned: bool,
 ) -> Answer:
     question, replaced = valid_text(question) if isinstance(question, str) else ("", 0)
     if replaced:
@@ -603,8 +610,9 @@ def _budgeted_turn(
     if lang not in ANSWER_LANGUAGES:
         turn_budget.notice(_unsupported_language(lang))
         lang = "auto"
-    turn = _Turn(settings, lang, use_llm, pinned=pinned)
-    return _with_notices(_answer_turn(question, base_version, turn, conversation), turn_budget.notices())
+    turn = _Turn(settings, lang, use_llm)
+    answer = _answer_turn(question, base_version, version, turn, conversation)
+    return _with_notices(answer, turn_budget.notices())
 
 
 ANSWER_LANGUAGES = ("auto", "en", "zh")
@@ -615,19 +623,17 @@ def _unsupported_language(lang: object) -> turn_budget.Notice:
     return msg("notice.unsupported_language", lang=repr(lang)[:40])
 
 
-def _answer_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
+def _answer_turn(
+    question: str, base_version: str, version: str | None, turn: _Turn, conversation: Conversation | None
+) -> Answer:
     lang = turn.lang
     try:
-        check_question(question if isinstance(question, str) else "")
+        check_question(question)
         check_count_text(_clip(question))
-        cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
-        check_setups(len(cases))
-        if cases:
-            answer = _ask_cases(question, cases, base_version, turn)
-            if conversation is not None:
-                conversation.several_setups(answer.language, answer.slots.version)
-            return answer
-        return _ask(question, base_version, turn, conversation)
+        choice = _version_choice(question, version, conversation)
+        base_version = choice.version
+        _refuse_unknown_keys(question, base_version)
+        return _with_version_note(_ask_turn(question, base_version, turn, conversation), choice)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
         prefix = words(answer_lang, "service.ask.unusable_part")
@@ -638,6 +644,32 @@ def _answer_turn(question: str, base_version: str, turn: _Turn, conversation: Co
             version=base_version,
             answer_markdown=prefix + error.in_language(answer_lang),
         )
+
+
+def _refuse_unknown_keys(question: str, version: str) -> None:
+    """A KEY=VALUE in the question whose key this release's config lacks is refused, as in `check`."""
+    slots = hear(_clip(question), version_context(version), None)
+    check_override_keys(typed_overrides(slots), catalogs.load_catalog(version))
+
+
+def _with_version_note(answer: Answer, choice: VersionChoice) -> Answer:
+    """The resolver's one line (a contradiction, a nearby release) leads the answer and is in its JSON."""
+    note = choice.note(answer.language)
+    if note:
+        answer.version_note = note
+        answer.answer_markdown = f"_{note}_\n\n{answer.answer_markdown}"
+    return answer
+
+
+def _ask_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
+    cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
+    check_setups(len(cases))
+    if cases:
+        answer = _ask_cases(question, cases, base_version, turn)
+        if conversation is not None:
+            conversation.several_setups(answer.language, answer.slots.version)
+        return answer
+    return _ask(question, base_version, turn, conversation)
 
 
 def _is_setup(text: str, ctx: VersionContext) -> bool:
@@ -685,8 +717,6 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     text = _clip(question).strip()
     ctx = version_context(version)
     slots = hear(text, ctx, conversation)
-    if slots.version and not turn.pinned:
-        ctx = version_context(resolve_version(slots.version))
     answer_lang = slots.language if turn.lang == "auto" else turn.lang
     answer = Answer(
         language=answer_lang,

@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(default=8.0, gt=0, le=120)  # past it, the deterministic text is shown
     answer_budget_s: float = Field(default=10.0, gt=0, le=600)  # CPU s; past it, optional parts are left out
     default_version: str = "0.6.0"
+    feedback: bool = True  # AUTORECIPE_FEEDBACK=false: thumbs are not stored (<data_dir>/feedback.jsonl)
 
     def resolved_embedding_model_path(self) -> str:
         return self.embedding_model_path or _bundled_model_path()

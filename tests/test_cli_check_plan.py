@@ -36,7 +36,7 @@ def as_json(*args: str) -> dict:
 
 def test_check_valid_recipe_json_shape():
     data = as_json("check", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8")
-    assert set(data) == {"config", "findings", "valid", "recipe_resolution"}
+    assert set(data) == {"config", "findings", "valid", "recipe_resolution", "fit"}
     assert data["valid"] is True
     config = data["config"]
     assert (config["tp"], config["cp"], config["dp"], config["num_gpus"]) == (1, 2, 4, 8)

@@ -37,7 +37,8 @@ POLL_SECONDS = 60  # the first answer of the session loads the catalogs
 
 
 class FakeSlack:
-    """ThreadingHTTPServer on 127.0.0.1 answering auth.test and chat.postMessage; records every call."""
+    """ThreadingHTTPServer on 127.0.0.1 answering auth.test, chat.postMessage and files_upload_v2's three
+    calls; records every call."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict]] = []
@@ -61,6 +62,15 @@ class FakeSlack:
                     reply = {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T1", "user": "bot"}
                 elif method == "chat.postMessage":
                     reply = {"ok": True, "channel": body.get("channel"), "ts": f"1700000000.{n:06d}"}
+                elif method == "files.getUploadURLExternal":  # files_upload_v2, step 1 of 3
+                    url = f"http://127.0.0.1:{fake.port}/upload/F{n}"
+                    reply = {"ok": True, "upload_url": url, "file_id": f"F{n}"}
+                elif method.startswith("upload/"):  # step 2: the file's bytes
+                    reply = {"ok": True}
+                    with fake._lock:
+                        fake.calls[-1] = (method, {"content": raw})
+                elif method == "files.completeUploadExternal":  # step 3: shared into the thread
+                    reply = {"ok": True, "files": [{"id": "F1"}]}
                 else:
                     reply = {"ok": False, "error": "unknown_method"}
                 data = json.dumps(reply).encode()

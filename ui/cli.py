@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import metadata
 
 import typer
 
@@ -14,6 +15,7 @@ from ui.commands import (
     doctor,
     estimate,
     evaluate,
+    feedback,
     ingest_search,
     mcp,
     recipes,
@@ -28,7 +30,24 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (ingest_search, recipes, check_plan, estimate, assistant_cmds, evaluate, mcp, skill, doctor):
+
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"autorecipe {metadata.version('autorecipe')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the autorecipe version and exit."
+    ),
+) -> None:
+    """Auto Recipe: choose, resize and launch Megatron-Bridge recipes."""
+
+
+COMMAND_MODULES = (ingest_search, recipes, check_plan, estimate, assistant_cmds, feedback, evaluate, mcp, skill, doctor)
+for module in COMMAND_MODULES:
     module.register(app)
 
 

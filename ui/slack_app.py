@@ -23,8 +23,10 @@ from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
 from assistant.answer import Answer
-from assistant.compose import CLASS_ZH, t
+from assistant.compose import t
 from assistant.errors import UserError
+from assistant.feedback import record_feedback
+from assistant.messages import words
 from assistant.service import ask
 from assistant.session import Conversation
 from assistant.settings import Settings, get_settings
@@ -47,6 +49,12 @@ BENCHMARK_NOTE = (
     "Not a production recipe.",
     "⚠️ 基准测试配方：使用模拟数据、固定步数测量吞吐，不是生产训练配方。",
 )
+NEW_CONVERSATION = {"new", "reset", "新对话"}  # a DM saying only this starts over
+NEW_STARTED = (
+    "Started a new conversation: ask about a model, GPUs and goal.",
+    "已开始新对话：请说明模型、GPU 和训练目标。",
+)
+REACTIONS = {"+1": "up", "thumbsup": "up", "-1": "down", "thumbsdown": "down"}
 APOLOGY = ("Sorry, I could not answer that: {error}", "抱歉，无法回答这个问题：{error}")
 # What a user sees when the failure is ours: an id to quote, never the exception's text (it is logged).
 INTERNAL_APOLOGY = (
@@ -87,6 +95,10 @@ class ThreadMemory:
     def __contains__(self, key: Hashable) -> bool:
         with self._lock:
             return key in self._items
+
+    def forget(self, key: Hashable) -> None:
+        with self._lock:
+            self._items.pop(key, None)
 
     def __len__(self) -> int:
         with self._lock:
@@ -245,7 +257,10 @@ def _recipe_text(answer: Answer) -> str:
 def _plan_text(answer: Answer) -> str:
     lang = answer.language
     gpus = (answer.plan.num_gpus if answer.plan else None) or answer.slots.num_gpus or "?"
-    gpu = (answer.slots.gpu_type or "GPU").upper()
+    recipe_gpu = answer.recipe.gpu_type if answer.recipe is not None else None
+    gpu = (answer.slots.gpu_type or recipe_gpu or "h100").upper()
+    if not answer.slots.gpu_type:  # the plan and memory use this type: say it is assumed
+        gpu += " (assumed)" if lang == "en" else "（假定型号）"
     if answer.plan is None:
         lines = [t("no_plan", lang, n=gpus, gpu=gpu)]
     else:
@@ -259,7 +274,7 @@ def _plan_text(answer: Answer) -> str:
         lines.append(f"*{t('overrides', lang)}*")
         for item in answer.overrides:
             reason = (item.reason_zh or item.reason) if lang == "zh" else item.reason
-            klass = CLASS_ZH.get(item.change_class, item.change_class) if lang == "zh" else item.change_class
+            klass = words(lang, f"change_class.{item.change_class}")
             lines.append(f"• `{item.key}={item.value}` ({klass}) — {escape(reason)}")
     if answer.fit:
         note = answer.fit.note
@@ -294,7 +309,7 @@ def _findings_text(answer: Answer) -> str:
     return "\n".join(lines)
 
 
-def answer_blocks(answer: Answer) -> tuple[str, list[Block]]:
+def answer_blocks(answer: Answer, *, checklist: bool = True) -> tuple[str, list[Block]]:
     """The Slack message for one Answer: (notification text, Block Kit blocks)."""
     lang = answer.language
     chosen = main_command(answer)
@@ -309,7 +324,7 @@ def answer_blocks(answer: Answer) -> tuple[str, list[Block]]:
     blocks += _sections(_command_text(answer, *chosen))
     if answer.findings:
         blocks += _sections(_findings_text(answer))
-    if answer.checklist:
+    if answer.checklist and checklist:
         items = "\n".join(f"{n}. {to_mrkdwn(item)}" for n, item in enumerate(answer.checklist, 1))
         blocks += _sections(f"*{t('checklist', lang)}*\n{items}")
     if answer.citations:
@@ -352,10 +367,40 @@ def _ignore_other_messages() -> None:
 class SlackAssistant:
     """What one Slack app remembers: each thread's Conversation and the events already taken."""
 
-    def __init__(self, answer_fn: AnswerFn) -> None:
+    def __init__(self, answer_fn: AnswerFn, settings: Settings | None = None) -> None:
         self.answer_fn = answer_fn
+        self.settings = settings
         self.memory = ThreadMemory()
         self.seen = SeenEvents()
+        self.checklisted: set[Hashable] = set()  # conversations whose checklist was posted
+        self.posted: OrderedDict[tuple[str, str], tuple[str, dict]] = OrderedDict()  # our answers, for 👍/👎
+
+    def in_answered_thread(self, event: dict) -> bool:
+        """A person's reply in a channel thread this bot answered: answered without an @mention."""
+        thread = event.get("thread_ts")
+        return (
+            _from_a_person(event)
+            and event.get("channel_type") != "im"
+            and bool(thread)
+            and (event.get("channel"), thread) in self.memory
+        )
+
+    def react(self, event: dict) -> None:
+        """A thumbs reaction on one of this bot's answers is stored as feedback."""
+        item = event.get("item") or {}
+        found = self.posted.get((item.get("channel"), item.get("ts")))
+        verdict = REACTIONS.get(str(event.get("reaction", "")).split("::")[0])
+        if found is None or verdict is None:
+            return
+        question, answer_json = found
+        record_feedback(self.settings or get_settings(), question=question, answer=answer_json,
+                        verdict=verdict, source="slack")  # fmt: skip
+
+    def _remember_post(self, channel: str, ts: str | None, question: str, answer: Answer | None) -> None:
+        if ts and answer is not None:
+            self.posted[(channel, ts)] = (question, answer.to_json())
+            while len(self.posted) > THREADS:
+                self.posted.popitem(last=False)
 
     def drop_redelivery(self, req: BoltRequest, body: dict, next) -> BoltResponse | None:  # noqa: A002
         """Listener middleware: a Slack retry (same event_id) or the same message delivered again (same
@@ -380,11 +425,27 @@ class SlackAssistant:
         channel = event["channel"]
         thread_ts = event.get("thread_ts") or event["ts"]
         question = question_text(event.get("text", ""))
-        conversation, lock = self.memory.get((channel, thread_ts))
+        direct = event.get("channel_type") == "im" and not event.get("thread_ts")
+        # a top-level DM continues that person's DM conversation; a thread is its own conversation
+        key = ("dm", channel, event.get("user")) if direct else (channel, thread_ts)
+        answer = None
+        if direct and question.strip().lower() in NEW_CONVERSATION:
+            self.memory.forget(key)
+            self.checklisted.discard(key)
+            text = _say(NEW_STARTED, "zh" if question.strip() == "新对话" else "en")
+            blocks = [_section(text)]
+            conversation, lock = None, None
+        else:
+            conversation, lock = self.memory.get(key)
+            self.memory.get((channel, thread_ts))  # the thread is ours: replies in it need no @mention
         try:
-            with lock:
-                answer = self.answer_fn(question, conversation=conversation)
-            text, blocks = answer_blocks(answer)
+            if lock is not None:
+                with lock:
+                    answer = self.answer_fn(question, conversation=conversation)
+                first_checklist = key not in self.checklisted  # once per conversation
+                text, blocks = answer_blocks(answer, checklist=first_checklist)
+                if answer.checklist:
+                    self.checklisted.add(key)
         except Exception as error:  # noqa: BLE001 - one failed answer must not take the bot down
             error_id = uuid.uuid4().hex[:8]
             if not isinstance(error, UserError):
@@ -392,7 +453,7 @@ class SlackAssistant:
             text = apology(error, question, error_id)
             blocks = [_section(text)]
         try:
-            client.chat_postMessage(
+            posted = client.chat_postMessage(
                 channel=channel,
                 thread_ts=thread_ts,
                 text=text,
@@ -400,8 +461,21 @@ class SlackAssistant:
                 unfurl_links=False,
                 unfurl_media=False,
             )
+            self._remember_post(channel, posted.get("ts"), question, answer)
         except Exception:  # noqa: BLE001 - Slack down or the message rejected: log, keep serving
             log.exception("posting the answer to %s/%s failed", channel, thread_ts)
+            return
+        if answer is not None and answer.commands.slurm:
+            self._upload_slurm(client, channel, thread_ts, answer)
+
+    def _upload_slurm(self, client: WebClient, channel: str, thread_ts: str, answer: Answer) -> None:
+        """The Slurm script as a snippet file in the thread, ready to download and `sbatch`."""
+        name = f"{answer.recipe.name if answer.recipe else 'run'}.sbatch"
+        try:
+            client.files_upload_v2(channel=channel, thread_ts=thread_ts, content=answer.commands.slurm,
+                                   filename=name, title=name, snippet_type="shell")  # fmt: skip
+        except Exception:  # noqa: BLE001 - a missing files:write scope must not cost the answer
+            log.exception("uploading the Slurm script to %s/%s failed", channel, thread_ts)
 
 
 def build_app(
@@ -411,10 +485,11 @@ def build_app(
     answer_fn: AnswerFn = ask,
     token: str | None = None,
     executor: Executor | None = None,
+    settings: Settings | None = None,
 ) -> App:
     """The Bolt app. Tests pass a `client` whose base_url is a local fake Slack API (nothing calls slack.com)
     and may pass the `executor` that runs the listeners, to wait for their work to finish."""
-    assistant = SlackAssistant(answer_fn)
+    assistant = SlackAssistant(answer_fn, settings)
     app = App(
         client=client,
         token=None if client is not None else token,
@@ -427,7 +502,11 @@ def build_app(
     app.event("message", matchers=[_direct_message], middleware=[assistant.drop_redelivery])(
         ack=_acknowledge, lazy=[assistant.answer]
     )
+    app.event("message", matchers=[assistant.in_answered_thread], middleware=[assistant.drop_redelivery])(
+        ack=_acknowledge, lazy=[assistant.answer]
+    )
     app.event("message")(_ignore_other_messages)
+    app.event("reaction_added")(ack=_acknowledge, lazy=[assistant.react])
     return app
 
 
@@ -473,7 +552,10 @@ def run(settings: Settings | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         app = build_app(
-            token=bot_token, signing_secret=signing_secret, answer_fn=partial(ask, settings=settings)
+            token=bot_token,
+            signing_secret=signing_secret,
+            answer_fn=partial(ask, settings=settings),
+            settings=settings,
         )
     except (BoltError, OSError) as error:
         raise UserError(

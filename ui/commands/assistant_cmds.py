@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def _batch(path: Path) -> None:
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
+        row = None
         try:
             row = json.loads(batch_line(raw))
             if not isinstance(row, dict) or not isinstance(row.get("question"), str):
@@ -39,7 +41,8 @@ def _batch(path: Path) -> None:
             payload["id"] = row.get("id")
         except (ValueError, UserError) as error:
             failures += 1
-            payload = {"id": None, "line": number, "error": str(error)}
+            row_id = row.get("id") if isinstance(row, dict) else None
+            payload = {"id": row_id, "line": number, "error": str(error)}
         typer.echo(valid_text(json.dumps(payload, ensure_ascii=False))[0])  # an id may hold a lone surrogate
     if failures:
         typer.secho(f"{failures} line(s) could not be answered; see their 'error'", fg="yellow", err=True)
@@ -68,14 +71,31 @@ def ask_command(
     if as_json:
         typer.echo(json.dumps(answer.to_json(), ensure_ascii=False))
     else:
-        Console().print(Markdown(answer.answer_markdown))
+        from ui.answer_export import terminal_markdown
+
+        Console().print(Markdown(terminal_markdown(answer.answer_markdown)))
+
+
+def _port_free(host: str, port: int) -> None:
+    """A busy port is the user's to change: say so and how, before Gradio fails with a bare OSError."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise UserError(
+                f"cannot listen on {host}:{port} ({error.strerror or error}): the port is busy or not "
+                "allowed; pick another with --port N or the GRADIO_SERVER_PORT variable"
+            ) from error
 
 
 def chat_command(
-    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-    port: int = typer.Option(7860, "--port", help="Port to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Interface to listen on.", envvar="GRADIO_SERVER_NAME"
+    ),
+    port: int = typer.Option(7860, "--port", help="Port to listen on.", envvar="GRADIO_SERVER_PORT"),
 ) -> None:
     """Open the Gradio chat in the browser (runs offline on the embedded index)."""
+    _port_free(host, port)
     from assistant.index_health import check_index
     from ui.gradio_app import launch
 

@@ -7,18 +7,29 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from assistant import catalog
 from assistant.bounds import check_gpus, check_seq_len
+from assistant.errors import UserError
 from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
+from assistant.override_keys import check_override_keys
+from assistant.planning.fit import estimate_fit
 from assistant.planning.resize import resize
-from assistant.records import Cluster, Finding, ModelArch, RecipeRecord
+from assistant.records import Cluster, Finding, ModelArch, Plan, RecipeRecord
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
 from assistant.rules.validate import has_errors, validate
 from assistant.rules.versions import normalize_version
+from ui.tables import Column, print_rows
+
+FINDING_COLUMNS = (
+    Column("severity", identifier=True),
+    Column("id", identifier=True),
+    Column("message"),
+    Column("upstream error"),
+    Column("fix", identifier=True),
+)
 
 CONFIG_FIELDS = (
     "recipe",
@@ -106,19 +117,12 @@ def config_json(config: EffectiveConfig, cluster: Cluster) -> dict[str, Any]:
 
 
 def _findings_table(console: Console, findings: list[Finding]) -> None:
-    table = Table(title="Findings", show_lines=True)
-    for column in ("severity", "id", "message", "upstream error", "fix"):
-        table.add_column(column, overflow="fold")
     colours = {"error": "red", "warning": "yellow", "info": "cyan"}
-    for item in findings:
-        table.add_row(
-            f"[{colours[item.severity]}]{item.severity}[/]",
-            item.id,
-            item.message,
-            item.upstream_error or "",
-            item.fix or "",
-        )
-    console.print(table)
+    rows = [(f"{item.severity}", item.id, item.message, item.upstream_error, item.fix) for item in findings]
+    print_rows(console, "Findings", FINDING_COLUMNS, rows)
+    if findings:
+        worst = next((s for s in colours if any(f.severity == s for f in findings)), "info")
+        console.print(f"[{colours[worst]}]{sum(f.severity == worst for f in findings)} {worst}(s)[/]")
 
 
 def run_check(
@@ -126,6 +130,7 @@ def run_check(
 ) -> dict[str, Any]:
     version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
     user = _user_overrides(overrides, seq_len)
+    check_override_keys(user, catalog.load_catalog(version))
     config = build_config(record, user, version=version, dataset=dataset)
     findings = validate(
         config, arch, cluster, version, launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
@@ -134,16 +139,31 @@ def run_check(
         "config": config_json(config, cluster),
         "findings": [item.to_json() for item in findings],
         "valid": not has_errors(findings),
+        "fit": _fit(record, arch, config, cluster),
         "recipe_resolution": catalog.resolution_note(recipe, record, kind),
     }
+
+
+def _fit(record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, cluster: Cluster):
+    """The memory verdict `plan` gives, for the layout as checked; None when the layout does not divide."""
+    size = config.tp * config.pp * config.cp
+    mbs, gbs = config.micro_batch_size, config.global_batch_size
+    if cluster.num_gpus % size or not mbs or not gbs or gbs % (mbs * (cluster.num_gpus // size)):
+        return None
+    plan = Plan.sized(num_gpus=cluster.num_gpus, tp=config.tp, pp=config.pp, cp=config.cp, mbs=mbs, gbs=gbs,
+                      vp=config.vp, ep=config.ep, etp=config.etp, sp=bool(config.sp))  # fmt: skip
+    return estimate_fit(record, arch, plan, cluster, config, kb=knowledge_base()).to_json()
 
 
 def run_plan(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind=None
 ) -> dict[str, Any]:
     version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
+    if seq_len is not None and seq_len <= 0:
+        raise UserError(f"--seq-len must be positive, got {seq_len}")
     user = _user_overrides(overrides, None)
     check_seq_len(seq_len)
+    check_override_keys(user, catalog.load_catalog(version))
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
     chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
     findings = list(result.findings)
@@ -213,48 +233,44 @@ def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
 def _print_check(data: dict[str, Any]) -> None:
     console = Console()
     config = data["config"]
-    table = Table(
-        title=f"{config['recipe']} ({config['version']}) on {config['num_gpus']} × {config['gpu_type']}"
-    )
-    table.add_column("setting")
-    table.add_column("value")
-    for key in (
-        "mode",
-        "tp",
-        "pp",
-        "vp",
-        "cp",
-        "ep",
-        "etp",
-        "sp",
-        "dp",
-        "seq_length",
-        "global_batch_size",
-        "micro_batch_size",
-        "dataset",
-    ):
-        table.add_row(key, str(config.get(key)))
-    console.print(table)
+    title = f"{config['recipe']} ({config['version']}) on {config['num_gpus']} × {config['gpu_type']}"
+    keys = ("mode", "tp", "pp", "vp", "cp", "ep", "etp", "sp", "dp", "seq_length", "global_batch_size",
+            "micro_batch_size", "dataset")  # fmt: skip
+    columns = (Column("setting", identifier=True), Column("value", identifier=True))
+    print_rows(console, title, columns, [(key, config.get(key)) for key in keys])
     _findings_table(console, [Finding.model_validate(item) for item in data["findings"]])
+    fit = data.get("fit")
+    if fit:
+        console.print(f"memory: {_fit_line(fit)}")
     console.print("[green]valid[/]" if data["valid"] else "[red]not valid: fix the errors above[/]")
+
+
+def _fit_line(fit: dict[str, Any]) -> str:
+    """The fit verdict in one line, in GB (10^9 bytes, the unit every front end uses)."""
+    if fit.get("peak_bytes") and fit.get("usable_bytes"):
+        tight = " (tight: inside the estimator's error)" if fit.get("tight") else ""
+        peak, usable = fit["peak_bytes"] / 1e9, fit["usable_bytes"] / 1e9
+        return f"{fit['status']}{tight}: peak ≈ {peak:.1f} GB of {usable:.1f} GB usable"
+    return f"{fit['status']}" + (f": {fit['note']}" if fit.get("note") else "")
 
 
 def _print_plan(data: dict[str, Any]) -> None:
     console = Console()
     plan = data["plan"]
     if plan:
-        table = Table(title="Plan")
-        for key in plan:
-            table.add_column(key)
-        table.add_row(*(str(value) for value in plan.values()))
-        console.print(table)
-    overrides = Table(title="Overrides", show_lines=True)
-    for column in ("key", "value", "class", "reason"):
-        overrides.add_column(column, overflow="fold")
-    for item in data["overrides"]:
-        overrides.add_row(item["key"], json.dumps(item["value"]), item["class"], item["reason"])
-    console.print(overrides)
+        print_rows(console, "Plan", [Column(key, identifier=True) for key in plan], [list(plan.values())])
+    columns = (
+        Column("key", identifier=True),
+        Column("value", identifier=True),
+        Column("class", identifier=True),
+        Column("reason"),
+    )
+    rows = [(i["key"], json.dumps(i["value"]), i["class"], i["reason"]) for i in data["overrides"]]
+    if rows:
+        print_rows(console, "Overrides", columns, rows)
     _findings_table(console, [Finding.model_validate(item) for item in data["findings"]])
+    if data.get("fit"):
+        console.print(f"memory: {_fit_line(data['fit'])}")
     for name in ("torchrun", "multinode", "benchmark", "slurm"):
         command = data["commands"].get(name)
         if command:
@@ -289,7 +305,7 @@ def register(app: typer.Typer) -> None:
             None, "--version", help="Megatron-Bridge version (0.3.1, 0.5.1, ...)."
         ),
         gpu_type: str = typer.Option("h100", "--gpu-type", help="GPU type, e.g. h100, b200, gb200."),
-        gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
+        gpus_per_node: int = typer.Option(8, "--gpus-per-node", help="GPUs per node (8; 4 on GB200/GB300)."),
         seq_len: int | None = typer.Option(None, "--seq-len", help="Sequence length to check."),
         dataset: str | None = typer.Option(None, "--dataset", help="run_recipe.py dataset preset."),
         kind: str | None = typer.Option(None, "--kind", help=KIND_HELP),
@@ -310,14 +326,16 @@ def register(app: typer.Typer) -> None:
     def plan_command(
         recipe: str = typer.Option(..., "--recipe", help="Recipe function name."),
         gpus: int = typer.Option(..., "--gpus", help="Total number of GPUs."),
-        version: str | None = typer.Option(None, "--version"),
-        gpu_type: str = typer.Option("h100", "--gpu-type"),
-        gpus_per_node: int = typer.Option(8, "--gpus-per-node"),
-        seq_len: int | None = typer.Option(None, "--seq-len"),
-        dataset: str | None = typer.Option(None, "--dataset"),
+        version: str | None = typer.Option(
+            None, "--version", help="Megatron-Bridge version (0.3.1, 0.5.1, ...)."
+        ),
+        gpu_type: str = typer.Option("h100", "--gpu-type", help="GPU type, e.g. h100, b200, gb200."),
+        gpus_per_node: int = typer.Option(8, "--gpus-per-node", help="GPUs per node (8; 4 on GB200/GB300)."),
+        seq_len: int | None = typer.Option(None, "--seq-len", help="Sequence length to plan for."),
+        dataset: str | None = typer.Option(None, "--dataset", help="run_recipe.py dataset preset."),
         search: bool = typer.Option(False, "--search", help="Also rank layouts with the estimator."),
         kind: str | None = typer.Option(None, "--kind", help=KIND_HELP),
-        as_json: bool = typer.Option(False, "--json"),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
         overrides: list[str] | None = typer.Argument(None, help="KEY=VALUE overrides to keep fixed."),
     ) -> None:
         """Resize a recipe to your GPUs and print the overrides and launch commands."""

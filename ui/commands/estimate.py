@@ -16,11 +16,11 @@ import typer
 from assistant.bounds import check_gpus, check_tokens, check_top_k
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
-from assistant.estimate.hardware import GIB
 from assistant.estimate.run import PipelineSplit
 from assistant.records import Cluster, ModelArch, RecipeRecord
 from assistant.spec_input import load_spec
 
+GB = 1e9  # every front end prints memory in GB (10^9 bytes), as the chat and GPU datasheets do
 MODES = ("pretrain", "sft", "peft")
 SPEC_RUN_FIELDS = (
     "seq_length",
@@ -188,14 +188,16 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
 def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
     # deferred so that the CLI's other commands start without loading the estimators
-    from assistant.catalog import resolution_note
+    from assistant.catalog import load_catalog, resolution_note
     from assistant.kb import knowledge_base
     from assistant.models import architecture_gap, load_model_arch, recipe_arch
+    from assistant.override_keys import check_override_keys
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
     kb = knowledge_base()
     config = build_config(record, list(args.overrides), version=args.version or record.version)
+    check_override_keys(config.user_overrides, load_catalog(record.version))
     arch = recipe_arch(record, load_model_arch)
     if arch is None:
         gap = architecture_gap(record, kb)
@@ -453,8 +455,8 @@ def render_text(result: dict[str, Any]) -> str:
         lean = near["leanest"]
         if lean:
             lines.append(
-                f"no layout fits: the leanest needs {lean['memory']['peak_bytes'] / GIB:.1f} GiB per GPU "
-                f"of {lean['memory']['usable_bytes'] / GIB:.1f} GiB"
+                f"no layout fits: the leanest needs {lean['memory']['peak_bytes'] / GB:.1f} GB per GPU "
+                f"of {lean['memory']['usable_bytes'] / GB:.1f} GB"
             )
         if near["min_gpus"]:
             p = near["min_gpus_layout"]["plan"]
@@ -473,10 +475,10 @@ def _render_plan(result: dict[str, Any]) -> list[str]:
     lines = [
         f"layout: TP{plan['tp']} PP{plan['pp']} VP{plan['vp'] or '-'} CP{plan['cp']} EP{plan['ep']} "
         f"DP{plan['dp']} MBS{plan['mbs']} GBS{plan['gbs']} GA{plan['ga']} recompute={result['recompute']}",
-        f"memory: {mem['peak_bytes'] / GIB:.1f} GiB peak of {mem['usable_bytes'] / GIB:.1f} GiB usable "
+        f"memory: {mem['peak_bytes'] / GB:.1f} GB peak of {mem['usable_bytes'] / GB:.1f} GB usable "
         f"-> {verdict} "
-        f"(margin {mem['margin_bytes'] / GIB:+.1f} GiB, {mem['stage']} pipeline stage)",
-        "  " + ", ".join(f"{k} {v / GIB:.1f}" for k, v in mem["breakdown"].items()) + " GiB",
+        f"(margin {mem['margin_bytes'] / GB:+.1f} GB, {mem['stage']} pipeline stage)",
+        "  " + ", ".join(f"{k} {v / GB:.1f}" for k, v in mem["breakdown"].items()) + " GB",
         f"throughput: {speed['tokens_per_sec_per_gpu']:,.0f} tokens/s/GPU, "
         f"{speed['model_tflops_per_gpu']:,.0f} "
         f"TFLOP/s/GPU, MFU {speed['mfu']:.1%}, step {speed['step_time_s']:.2f} s"

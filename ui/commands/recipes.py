@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from assistant.errors import UserError
+from ui.tables import Column, print_rows
 
 recipes_app = typer.Typer(
     help="Browse Megatron-Bridge recipes per version (read from source, never guessed).", no_args_is_help=True
@@ -18,6 +19,7 @@ recipes_app = typer.Typer(
 
 KINDS = ("library", "benchmark")
 MODES = ("pretrain", "sft", "peft")
+MODE_ALIASES = {"lora": "peft", "dora": "peft"}  # the launcher's --mode lora runs a PEFT recipe
 
 
 def _par(record: Any) -> str:
@@ -35,7 +37,7 @@ def _par(record: Any) -> str:
 def list_recipes(
     version: str = typer.Option(None, "--version", help="Megatron-Bridge version (default 0.6.0)."),
     family: str = typer.Option(None, "--family", help="Model family, e.g. llama, qwen, deepseek."),
-    mode: str = typer.Option(None, "--mode", help="pretrain, sft or peft."),
+    mode: str = typer.Option(None, "--mode", help="pretrain, sft or peft (lora is accepted for peft)."),
     kind: str = typer.Option(None, "--kind", help="library or benchmark."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of full records."),
 ) -> None:
@@ -44,22 +46,23 @@ def list_recipes(
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in records], indent=1))
         return
-    table = Table(title=f"{len(records)} recipes")
-    table.add_column("name", overflow="fold")
-    for column in ("kind", "mode", "parallelism", "seq", "GBS", "min GPUs", "GPUs in name"):
-        table.add_column(column, no_wrap=True)
-    for r in records:
-        table.add_row(
+    columns = [Column("name", identifier=True)]
+    columns += [Column(c, identifier=True) for c in ("kind", "mode", "parallelism", "seq", "GBS", "min GPUs")]
+    columns.append(Column("GPUs in name", identifier=True))
+    rows = [
+        (
             r.name if r.name == r.canonical else f"{r.name} -> {r.canonical}",
             r.kind,
-            r.mode or "",
+            r.mode,
             _par(r),
-            str(r.seq_length or ""),
-            str(r.global_batch_size or ""),
-            str(r.min_gpus or ""),
+            r.seq_length,
+            r.global_batch_size,
+            r.min_gpus,
             f"{r.encoded_gpus or ''} {r.gpu_type or ''}".strip(),
         )
-    Console().print(table)
+        for r in records
+    ]
+    print_rows(Console(), f"{len(records)} recipes", columns, rows)
 
 
 @recipes_app.command("show")
@@ -156,8 +159,15 @@ def list_records(version: str | None, family: str | None, mode: str | None, kind
 
     if kind is not None and kind not in KINDS:
         raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
+    mode = MODE_ALIASES.get(mode, mode)
     if mode is not None and mode not in MODES:
-        raise UserError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
+        raise UserError(f"--mode must be one of {', '.join(MODES)} (lora = peft), not '{mode}'")
+    records = find_recipes(version=version, kind=kind)
+    families = sorted({r.family for r in records if r.family})
+    if family is not None and family not in families:
+        near = difflib.get_close_matches(family, families, n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(near)}?" if near else f"families: {', '.join(families)}"
+        raise UserError(f"no recipe family {family!r} in this version; {hint}")
     return find_recipes(version=version, family=family, mode=mode, kind=kind)
 
 
@@ -196,12 +206,9 @@ def diff(
     if not changes:
         typer.echo(f"{name}: no differences between {from_version} and {to_version}")
         return
-    table = Table(title=f"{name}: {from_version} -> {to_version} ({len(changes)} changes)")
-    for column in ("field", from_version, to_version):
-        table.add_column(column)
-    for change in changes:
-        table.add_row(change["field"], json.dumps(change["from"]), json.dumps(change["to"]))
-    Console().print(table)
+    columns = (Column("field", identifier=True), Column(from_version), Column(to_version))
+    rows = [(c["field"], json.dumps(c["from"]), json.dumps(c["to"])) for c in changes]
+    print_rows(Console(), f"{name}: {from_version} -> {to_version} ({len(changes)} changes)", columns, rows)
 
 
 @recipes_app.command("index")
