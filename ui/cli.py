@@ -46,7 +46,9 @@ def _root(
     """Auto Recipe: choose, resize and launch Megatron-Bridge recipes."""
 
 
-COMMAND_MODULES = (ingest_search, recipes, check_plan, estimate, assistant_cmds, feedback, evaluate, mcp, skill, doctor)
+COMMAND_MODULES = (
+    ingest_search, recipes, check_plan, estimate, assistant_cmds, feedback, evaluate, mcp, skill, doctor,
+)  # fmt: skip
 for module in COMMAND_MODULES:
     module.register(app)
 
