@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from assistant.records import Answer
+from assistant.answer import Answer
 
 
 def wrapped(command: str) -> str:
