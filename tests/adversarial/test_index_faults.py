@@ -92,7 +92,7 @@ def test_a_damaged_index_costs_citations_only_and_ingest_rebuilds_it(built, faul
     assert answer.commands.to_json().get("torchrun")
     if readers_lose_passages:
         assert answer.citations == [] and answer.notices == [RETRIEVAL_FAILED.render("en")]
-        assert answer.answer_markdown.startswith(f"_{RETRIEVAL_FAILED.render("en")}_")
+        assert answer.answer_markdown.startswith(f"_{RETRIEVAL_FAILED.render('en')}_")
 
     report, _ = ingest(ingest_settings, [])
     assert report.changed > 0 and report.added == report.total
