@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from assistant.answer import Answer
+from assistant.records import Override
 
 
 def wrapped(command: str) -> str:
@@ -44,14 +45,14 @@ def _hydra_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def _nested(overrides: list[dict[str, Any]]) -> dict[str, Any]:
+def _nested(overrides: list[Override]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for item in overrides:
-        *parents, leaf = item["key"].split(".")
+        *parents, leaf = item.key.split(".")
         node = tree
         for part in parents:
             node = node.setdefault(part, {})
-        node[leaf] = item["value"]
+        node[leaf] = item.value
     return tree
 
 
@@ -63,7 +64,7 @@ def export_files(answer: Answer) -> dict[str, str]:
         files[f"{stem}.sbatch"] = answer.commands.slurm.rstrip("\n") + "\n"
     if answer.overrides:
         files[f"{stem}.overrides.txt"] = "".join(
-            f"{item['key']}={_hydra_value(item['value'])}\n" for item in answer.overrides
+            f"{item.key}={_hydra_value(item.value)}\n" for item in answer.overrides
         )
         files[f"{stem}.overrides.yaml"] = yaml.safe_dump(_nested(answer.overrides), sort_keys=False)
     files[f"{stem}.answer.json"] = json.dumps(answer.to_json(), ensure_ascii=False, indent=1) + "\n"
