@@ -23,7 +23,7 @@ def test_downloads_parse(tmp_path: Path) -> None:
     sbatch = tmp_path / f"{stem}.sbatch"
     sbatch.write_text(files[f"{stem}.sbatch"])
     assert subprocess.run(["bash", "-n", str(sbatch)], check=False).returncode == 0
-    wanted = {item["key"]: item["value"] for item in answer.overrides}
+    wanted = {item.key: item.value for item in answer.overrides}
     dotlist = dict(line.split("=", 1) for line in files[f"{stem}.overrides.txt"].splitlines())
     assert {k: yaml.safe_load(v) for k, v in dotlist.items()} == wanted
     tree = yaml.safe_load(files[f"{stem}.overrides.yaml"])

@@ -10,7 +10,6 @@ from rich.console import Console
 
 from assistant import catalog
 from assistant.bounds import check_gpus, check_seq_len
-from assistant.errors import UserError
 from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from assistant.override_keys import check_override_keys
@@ -159,10 +158,8 @@ def run_plan(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind=None
 ) -> dict[str, Any]:
     version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
-    if seq_len is not None and seq_len <= 0:
-        raise UserError(f"--seq-len must be positive, got {seq_len}")
-    user = _user_overrides(overrides, None)
     check_seq_len(seq_len)
+    user = _user_overrides(overrides, None)
     check_override_keys(user, catalog.load_catalog(version))
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
     chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
