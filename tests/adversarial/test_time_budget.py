@@ -27,7 +27,8 @@ def test_a_spent_budget_keeps_the_facts_and_says_so(index_settings, question):
     assert answer.citations == []
     plans = [a for a in (answer.cases or [answer])]
     assert all(
-        a.recipe is not None and a.plan is not None and (a.commands.torchrun or a.commands.multinode) for a in plans
+        a.recipe is not None and a.plan is not None and (a.commands.torchrun or a.commands.multinode)
+        for a in plans
     )
 
 
