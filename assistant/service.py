@@ -772,14 +772,16 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
+        # A topic's own section fact needs no passage: without an index only the quotes are lost.
+        lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
         if hits:
-            lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
             quoted = _passages_answer(hits, answer_lang, intro)
             shown = "\n".join((context, lead, quoted))
             gap = _uncovered(settings, text, shown, ctx.catalog.version, answer_lang)
             passages = "\n\n".join(p for p in (lead, gap, quoted) if p)
         else:
-            passages = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
+            abstain = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
+            passages = lead or abstain
         answer.answer_markdown = "\n\n".join(
             s for s in [context, passages, "\n".join(sources_lines(answer.citations, answer_lang))] if s
         )
