@@ -20,7 +20,7 @@ from assistant.kb import knowledge_base
 from assistant.models import TRANSFORMER_ARCH_FIELDS
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import memory_cases
-from ui.commands.estimate import build_parser, run_estimate
+from ui.commands.estimate import parse_args, run_estimate
 
 HELD_OUT_GPU = "gb200"
 LARGE = 10 * GIB
@@ -69,7 +69,7 @@ def main() -> None:
             path = Path(tmp) / f"{number}.json"
             path.write_text(json.dumps(spec_of(item["case"], item["gpu"])), encoding="utf-8")
             try:
-                out = run_estimate(build_parser().parse_args(["--spec", str(path)]))
+                out = run_estimate(parse_args(["--spec", str(path)]))
             except Exception as error:  # noqa: BLE001 - a row the spec path rejects is counted, not hidden
                 results.append((item, None, str(error)))
                 continue
