@@ -18,9 +18,10 @@ from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB
 from assistant.planning.estimate import estimate_run
+from assistant.rules.versions import BUNDLED_VERSIONS
 from ui.commands.estimate import parse_args, run_from_record
 
-VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
+VERSIONS = BUNDLED_VERSIONS
 
 
 def oracle_records(version: str) -> list:

@@ -19,6 +19,7 @@ from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.hardware import GIB
 from assistant.records import Cluster, RecipeRecord
+from assistant.rules.versions import DEFAULT_VERSION
 
 if TYPE_CHECKING:  # the estimators load only when an estimate runs, so the CLI's other commands start fast
     from assistant.planning.estimate import EstimateRun
@@ -101,7 +102,7 @@ def estimate(
     ] = None,
     version: Annotated[
         str | None,
-        typer.Option(help="Megatron-Bridge version of the recipe catalog (default 0.6.0)."),
+        typer.Option(help=f"Megatron-Bridge version of the recipe catalog (default {DEFAULT_VERSION})."),
     ] = None,
     kind: Annotated[
         Kind | None,
