@@ -18,14 +18,14 @@ from assistant.estimate.hardware import GpuSpec, load_hardware, resolve_gpu
 from assistant.estimate.memory import MemoryOverheads
 from assistant.estimate.throughput import Calibration, TrackRecord, precision_key
 from assistant.records import Catalog, ModelArch
-from assistant.rules.versions import version_key
+from assistant.rules.versions import DEFAULT_VERSION, version_key
 from assistant.settings import Settings, get_settings
 
 
 class KnowledgeBase:
     """Lazily parsed, cached views of one knowledge_base directory (nothing is read until asked for)."""
 
-    def __init__(self, root: Path, default_version: str = "0.6.0") -> None:
+    def __init__(self, root: Path, default_version: str = DEFAULT_VERSION) -> None:
         self.root = root
         self.default_version = default_version  # Settings.default_version: a table's fallback release
         self._json: dict[str, Any] = {}

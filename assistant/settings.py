@@ -11,6 +11,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 import knowledge_base
+from assistant.rules.versions import DEFAULT_VERSION
 
 # The bundled knowledge base where the package is installed (site-packages from a wheel, the checkout when
 # editable), never a path rebuilt from this file; AUTORECIPE_KNOWLEDGE_BASE points Settings elsewhere.
@@ -39,7 +40,7 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_timeout_s: float = Field(default=8.0, gt=0, le=120)  # past it, the deterministic text is shown
     answer_budget_s: float = Field(default=10.0, gt=0, le=600)  # CPU s; past it, optional parts are left out
-    default_version: str = "0.6.0"
+    default_version: str = DEFAULT_VERSION
     feedback: bool = True  # AUTORECIPE_FEEDBACK=false: thumbs are not stored (<data_dir>/feedback.jsonl)
 
     def resolved_embedding_model_path(self) -> str:

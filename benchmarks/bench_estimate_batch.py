@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from assistant.catalog import load_catalog
+from assistant.rules.versions import DEFAULT_VERSION
 from ui.commands.estimate import run_batch
 
 
@@ -32,7 +33,7 @@ def batch_lines(version: str) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--version", default="0.6.0")
+    parser.add_argument("--version", default=DEFAULT_VERSION)
     version = parser.parse_args().version
     lines = batch_lines(version)
     with tempfile.TemporaryDirectory() as tmp:

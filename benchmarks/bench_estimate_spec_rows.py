@@ -22,7 +22,7 @@ from assistant.kb import knowledge_base
 from assistant.models import TRANSFORMER_ARCH_FIELDS
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.calibration import memory_cases
-from ui.commands.estimate import build_parser, run_estimate
+from ui.commands.estimate import parse_args, run_estimate
 
 HELD_OUT_GPU = "gb200"
 # Megatron-LM's MoE functional tests: left out of the memory fit (ingest/calibration.py) as a model family
@@ -75,7 +75,7 @@ def main() -> None:
             path = Path(tmp) / f"{number}.json"
             path.write_text(json.dumps(spec_of(item["case"], item["gpu"])), encoding="utf-8")
             try:
-                memory = run_estimate(build_parser().parse_args(["--spec", str(path)]))["memory"]
+                memory = run_estimate(parse_args(["--spec", str(path)]))["memory"]
             except Exception as error:  # noqa: BLE001 - a row the spec path rejects is counted, not hidden
                 failed.append((item, str(error)))
                 continue

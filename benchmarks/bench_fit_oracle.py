@@ -18,9 +18,10 @@ from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB
 from assistant.planning.estimate import estimate_run
-from ui.commands.estimate import build_parser, run_from_record
+from assistant.rules.versions import BUNDLED_VERSIONS
+from ui.commands.estimate import parse_args, run_from_record
 
-VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
+VERSIONS = BUNDLED_VERSIONS
 
 
 def oracle_records(version: str) -> list:
@@ -56,7 +57,7 @@ def missing_piece(message: str, record) -> str:
 
 def estimate_record(record, version: str) -> dict:
     """Fit verdict for one benchmark record on its own GPUs: {"status", "peak", "usable", "reason"}."""
-    args = build_parser().parse_args(
+    args = parse_args(
         ["--recipe", record.name, "--gpus", str(record.encoded_gpus), "--gpu-type", record.gpu_type,
          "--version", version]
     )  # fmt: skip

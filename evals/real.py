@@ -19,6 +19,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assistant.answer import Answer
+from assistant.rules.versions import BUNDLED_VERSIONS
 from evals.metrics import (
     Gate,
     Thresholds,
@@ -110,7 +111,7 @@ class RealRow(BaseModel):
     source: str  # the public issue, PR or discussion the question and the answer come from
     question: str
     lang: Literal["en", "zh"]
-    version: Literal["0.3.1", "0.5.1", "0.6.0", "main"]
+    version: Literal[BUNDLED_VERSIONS]  # type: ignore[valid-type]  # Literal of a tuple: one of its items
     topic: Topic
     maintainer_answer: str  # one line, in our own words
     about: list[str] = Field(min_length=1)  # regexes; one must appear in the answer's own text

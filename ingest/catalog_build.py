@@ -32,6 +32,7 @@ from pathlib import Path
 
 from assistant.kb import knowledge_base
 from assistant.records import CatalogSource
+from assistant.rules.versions import BUNDLED_VERSIONS
 from ingest.recipes.build import build_catalog, write_catalog
 from ingest.recipes.interpreter import McoreFacts
 from ingest.recipes.mcore import ENUMS, MODEL_PARALLEL_CONFIG, TRANSFORMER_CONFIG, mcore_facts
@@ -64,11 +65,13 @@ class BundledVersion:
     from_wheel: bool = False
 
 
-BUNDLED = (
-    BundledVersion("0.3.1", "v0.3.1", from_wheel=True),
-    BundledVersion("0.5.1", "v0.5.1"),
-    BundledVersion("0.6.0", "v0.6.0"),
-    BundledVersion("main", "067f987df03b8355b03192d88d70f1709fedf51a"),
+MAIN_REF = "067f987df03b8355b03192d88d70f1709fedf51a"  # the main commit the "main" catalog is built from
+FROM_WHEEL = frozenset({"0.3.1"})  # built from the published wheel, not the tag
+BUNDLED = tuple(
+    BundledVersion(
+        version, MAIN_REF if version == "main" else f"v{version}", from_wheel=version in FROM_WHEEL
+    )
+    for version in BUNDLED_VERSIONS
 )
 
 

@@ -16,11 +16,12 @@ import json
 import subprocess
 from pathlib import Path
 
+from assistant.rules.versions import BUNDLED_VERSIONS
 from assistant.settings import get_settings
 from ingest.atomic import write_atomic
 from ingest.catalog_build import bridge_git_dir
 
-TAGS = {"0.3.1": "v0.3.1", "0.5.1": "v0.5.1", "0.6.0": "v0.6.0", "main": "main"}
+TAGS = {version: "main" if version == "main" else f"v{version}" for version in BUNDLED_VERSIONS}
 PATH = "src/megatron/bridge/training/mixed_precision.py"
 FIELD = "fp8_param_gather"
 

@@ -255,9 +255,9 @@ def test_te_cross_entropy_keeps_the_logits_in_bf16() -> None:
 
 def test_rubin_memory_is_estimated_and_its_speed_is_not() -> None:
     """No dense Rubin peak is public: the estimate says so instead of inventing a speed."""
-    from ui.commands.estimate import build_parser, run_estimate
+    from ui.commands.estimate import parse_args, run_estimate
 
-    args = build_parser().parse_args(
+    args = parse_args(
         ["--recipe", "llama3_8b_pretrain_8gpu_vr200_bf16_config", "--gpus", "8", "--gpu-type", "vr200"]
     )
     result = run_estimate(args)

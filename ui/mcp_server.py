@@ -302,14 +302,14 @@ def _register_tools(server: MCPServer) -> None:
         the best layouts (same as `estimate --json`)."""
 
         def work() -> tuple[dict[str, Any], str]:
-            from ui.commands.estimate import build_parser, run_estimate
+            from ui.commands.estimate import parse_args, run_estimate
 
             argv = ["--recipe", recipe, "--gpus", str(gpus), "--gpu-type", gpu_type,
                     "--gpus-per-node", str(gpus_per_node), "--top-k", str(top_k)]  # fmt: skip
             argv += ["--version", version] if version else []
             argv += ["--tokens", str(tokens)] if tokens is not None else []
             argv += ["--search"] if search else []
-            data = run_estimate(build_parser().parse_args(argv + list(overrides or [])))
+            data = run_estimate(parse_args(argv + list(overrides or [])))
             return data, _estimate_text(data)
 
         return await _run(work, ctx)

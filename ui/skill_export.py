@@ -202,10 +202,10 @@ def own_check(record: RecipeRecord, catalog: Catalog) -> OwnCheck:
 
 def estimate_on_own_gpus(record: RecipeRecord) -> RecipeEstimate:
     """The estimator's memory and speed for the recipe's own layout on its own GPUs (as `estimate`)."""
-    from ui.commands.estimate import build_parser, run_estimate
+    from ui.commands.estimate import parse_args, run_estimate
 
     cluster = own_cluster(record)
-    args = build_parser().parse_args(
+    args = parse_args(
         ["--gpus", str(cluster.num_gpus), "--gpu-type", cluster.gpu_type, "--version", record.version]
     )
     try:

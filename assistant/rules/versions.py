@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from assistant.errors import UserError
 
-BUNDLED_VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")
+BUNDLED_VERSIONS = ("0.3.1", "0.5.1", "0.6.0", "main")  # the one list (tests/test_one_version_list.py)
+DEFAULT_VERSION = "0.6.0"  # answers use it when none is named or detected (Settings.default_version)
 
 
 _RELEASE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:(?:rc|a|b|\.dev|\.post)\d*)?(?:\+[\w.]+)?")

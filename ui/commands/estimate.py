@@ -1,15 +1,16 @@
 """`autorecipe estimate`: memory, throughput and the best layouts for a recipe or any architecture.
 
-One argparse parser reads both the command line and each line of `--batch`, so a batch line accepts
-exactly what the command accepts.
+One typer command reads the command line, and its click parser each line of `--batch`, so a batch line
+accepts exactly what the command accepts.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,7 +19,11 @@ from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.run import PipelineSplit
 from assistant.records import Cluster, ModelArch, RecipeRecord
+from assistant.rules.versions import DEFAULT_VERSION
 from assistant.spec_input import load_spec
+
+if TYPE_CHECKING:  # the estimators load only when an estimate runs, so the CLI's other commands start fast
+    from assistant.planning.estimate import EstimateRun
 
 GB = 1e9  # every front end prints memory in GB (10^9 bytes), as the chat and GPU datasheets do
 MODES = ("pretrain", "sft", "peft")
@@ -62,62 +67,120 @@ SPEC_RUN_FIELDS = (
 TRANSFORMER_CONFIG_DROPOUT = 0.1
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would exit; we want a UserError
-        raise UserError(f"estimate: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="autorecipe estimate", add_help=False, description=__doc__.splitlines()[0])
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--recipe", help="Recipe name from the catalog (see `autorecipe recipes list`).")
-    source.add_argument("--spec", type=Path, help="JSON file with Megatron TransformerConfig field names.")
-    source.add_argument("--batch", type=Path, help='JSONL file: one {"id", "args": [...]} per line.')
-    parser.add_argument("--version", help="Megatron-Bridge version of the recipe catalog (default 0.6.0).")
-    parser.add_argument(
-        "--kind",
-        choices=("library", "benchmark"),
-        help="Which recipe, when a library and a benchmark recipe share the name (or write KIND:NAME).",
-    )
-    parser.add_argument("--gpus", type=int, help="Number of GPUs.")
-    parser.add_argument(
-        "--gpu-type",
-        default=None,
-        help="h100 (default), a100, a100_40g, h200, b200, b300, gb200, gb300, or a DGX system name.",
-    )
-    parser.add_argument("--gpus-per-node", type=int, default=None, help="GPUs per node (default 8).")
-    parser.add_argument("--tokens", type=float, help="Token budget: also report the time to train it.")
-    parser.add_argument("--search", action="store_true", help="Also rank the best parallel layouts.")
-    parser.add_argument("--top-k", type=int, default=5, help="How many layouts --search returns.")
-    parser.add_argument("--json", action="store_true", dest="as_json", help="Print JSON.")
-    parser.add_argument("-h", "--help", action="store_true", help="Show this message.")
-    parser.add_argument(
-        "overrides", nargs="*", metavar="KEY=VALUE", help="Recipe overrides, e.g. tp=4 mbs=2."
-    )
-    return parser
+class Kind(StrEnum):
+    """Which catalog a recipe name means when both have it."""
+
+    library = "library"
+    benchmark = "benchmark"
+
+
+@dataclass(frozen=True)
+class EstimateArgs:
+    """One `estimate` call as parsed, from the command line or from a line of `--batch`."""
+
+    recipe: str | None = None
+    spec: Path | None = None
+    batch: Path | None = None
+    version: str | None = None
+    kind: str | None = None
+    gpus: int | None = None
+    gpu_type: str | None = None
+    gpus_per_node: int | None = None
+    tokens: float | None = None
+    search: bool = False
+    top_k: int = 5
+    as_json: bool = False
+    overrides: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        given = [name for name in ("recipe", "spec", "batch") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise UserError(f"estimate: argument --{given[1]}: not allowed with argument --{given[0]}")
+
+
+def estimate(
+    recipe: Annotated[
+        str | None, typer.Option(help="Recipe name from the catalog (see `autorecipe recipes list`).")
+    ] = None,
+    spec: Annotated[
+        Path | None, typer.Option(help="JSON file with Megatron TransformerConfig field names.")
+    ] = None,
+    batch: Annotated[
+        Path | None, typer.Option(help='JSONL file: one {"id", "args": [...]} per line.')
+    ] = None,
+    version: Annotated[
+        str | None,
+        typer.Option(help=f"Megatron-Bridge version of the recipe catalog (default {DEFAULT_VERSION})."),
+    ] = None,
+    kind: Annotated[
+        Kind | None,
+        typer.Option(
+            help="Which recipe, when a library and a benchmark recipe share the name (or write KIND:NAME)."
+        ),
+    ] = None,
+    gpus: Annotated[int | None, typer.Option(help="Number of GPUs.")] = None,
+    gpu_type: Annotated[
+        str | None,
+        typer.Option(
+            help="h100 (default), a100, a100_40g, h200, b200, b300, gb200, gb300, or a DGX system name."
+        ),
+    ] = None,
+    gpus_per_node: Annotated[int | None, typer.Option(help="GPUs per node (default 8).")] = None,
+    tokens: Annotated[
+        float | None, typer.Option(help="Token budget: also report the time to train it.")
+    ] = None,
+    search: Annotated[bool, typer.Option("--search", help="Also rank the best parallel layouts.")] = False,
+    top_k: Annotated[int, typer.Option(help="How many layouts --search returns.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    overrides: Annotated[
+        list[str] | None, typer.Argument(metavar="KEY=VALUE", help="Recipe overrides, e.g. tp=4 mbs=2.")
+    ] = None,
+) -> None:
+    """Will it fit, how fast, and which layout is best (run `autorecipe estimate --help`).
+
+    Memory, throughput and the best layouts for a recipe or any architecture.
+    """
+    args = EstimateArgs(
+        recipe=recipe, spec=spec, batch=batch, version=version, kind=kind.value if kind else None,
+        gpus=gpus, gpu_type=gpu_type, gpus_per_node=gpus_per_node, tokens=tokens, search=search, top_k=top_k,
+        as_json=as_json, overrides=tuple(overrides or ()),
+    )  # fmt: skip
+    if args.batch:
+        for line in run_batch(args.batch):
+            typer.echo(json.dumps(line))
+        return
+    result = run_estimate(args)
+    typer.echo(json.dumps(result, indent=1) if args.as_json else render_text(result))
+
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
 def register(app: typer.Typer) -> None:
     """Add `estimate` to the root app."""
+    app.command("estimate", context_settings=CONTEXT)(estimate)
 
-    @app.command(
-        "estimate",
-        context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-        add_help_option=False,
-    )
-    def estimate(ctx: typer.Context) -> None:
-        """Will it fit, how fast, and which layout is best (run `autorecipe estimate --help`)."""
-        parser = build_parser()
-        args = parser.parse_args(ctx.args)
-        if args.help:
-            typer.echo(parser.format_help())
-            return
-        if args.batch:
-            for line in run_batch(args.batch):
-                typer.echo(json.dumps(line))
-            return
-        result = run_estimate(args)
-        typer.echo(json.dumps(result, indent=1) if args.as_json else render_text(result))
+
+def _click_command():  # noqa: ANN202 - typer returns its vendored click Command
+    """The `estimate` command as click sees it (without --help), so that a batch line is parsed as the
+    command line is."""
+    single = typer.Typer(add_completion=False, context_settings={"help_option_names": []})
+    single.command("estimate")(estimate)
+    return typer.main.get_command(single)
+
+
+def parse_args(argv: list[str]) -> EstimateArgs:
+    """One call's arguments as `estimate` reads them; a bad flag is a UserError, not an exit."""
+    try:
+        ctx = _click_command().make_context("autorecipe estimate", list(argv))
+    except typer.TyperException as error:  # a bad flag or value, in click's words
+        raise UserError(f"estimate: {error.format_message()}") from error
+    params = dict(ctx.params)
+    params["overrides"] = tuple(params.get("overrides") or ())
+    params["kind"] = params["kind"].value if params.get("kind") else None
+    return EstimateArgs(**params)
 
 
 # ---------------------------------------------------------------- the work
@@ -137,7 +200,7 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
             item = json.loads(raw)
             if not isinstance(item, dict) or not isinstance(item.get("args"), list):
                 raise UserError(f'line {number}: expected {{"id": ..., "args": [...]}}')
-            args = build_parser().parse_args([str(a) for a in item["args"]])
+            args = parse_args([str(a) for a in item["args"]])
             if args.batch:
                 raise UserError(f"line {number}: --batch cannot be nested")
             out.append({"id": item.get("id"), **run_estimate(args)})
@@ -148,7 +211,7 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
+def run_estimate(args: EstimateArgs, record: RecipeRecord | None = None) -> dict[str, Any]:
     """The estimate JSON for one parsed call; `record` stands for --recipe when it comes from a catalog
     that is not bundled (`skill export --from`)."""
     if args.spec:
@@ -165,7 +228,7 @@ def run_estimate(args: argparse.Namespace, record: RecipeRecord | None = None) -
     return estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
 
 
-def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cluster:
+def _cluster(args: EstimateArgs, spec: dict[str, Any] | None = None) -> Cluster:
     spec = spec or {}
     gpus = args.gpus or spec.get("gpus") or spec.get("num_gpus")
     if not gpus:
@@ -177,7 +240,7 @@ def _cluster(args: argparse.Namespace, spec: dict[str, Any] | None = None) -> Cl
     )
 
 
-def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = None) -> dict[str, Any]:
+def _run_from_recipe(args: EstimateArgs, record: RecipeRecord | None = None) -> EstimateRun:
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import on_gpu, resolve_recipe
 
@@ -185,13 +248,14 @@ def _run_from_recipe(args: argparse.Namespace, record: RecipeRecord | None = Non
     return run_from_record(on_gpu(record, (args.gpu_type or "h100").lower()), args)
 
 
-def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str, Any]:
+def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import load_catalog, resolution_note
     from assistant.kb import knowledge_base
     from assistant.models import architecture_gap, load_model_arch, recipe_arch
     from assistant.override_keys import check_override_keys
+    from assistant.planning.estimate import EstimateRun
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
@@ -218,50 +282,50 @@ def run_from_record(record: RecipeRecord, args: argparse.Namespace) -> dict[str,
             f"recipe {record.name} does not set seq_length/gbs/mbs statically; pass seq_length=, "
             "gbs= and mbs= overrides"
         )
-    return {
-        "config": config,
-        "recipe": record.name,
-        "recipe_resolution": resolution_note(args.recipe or record.name, record, getattr(args, "kind", None)),
-        "version": config.version,
-        "arch": arch,
-        "cluster": _cluster(args),
-        "mode": (config.mode or "pretrain") if not config.peft else "peft",
-        "precision": config.precision or "bf16",
-        "seq_length": config.seq_length,
-        "tp": config.tp,
-        "pp": config.pp,
-        "vp": config.vp,
-        "cp": config.cp,
-        "ep": config.ep,
-        "etp": config.etp,
-        "sp": config.sp,
-        "mbs": config.micro_batch_size,
-        "gbs": config.global_batch_size,
-        "recompute": _recompute(config.recompute_granularity),
-        "recompute_modules": values.get("model.recompute_modules"),
-        "recompute_num_layers": values.get("model.recompute_num_layers"),
-        "recompute_method": values.get("model.recompute_method"),
-        "unfused_attention": materialises_scores(values.get("model.attention_backend")),
+    return EstimateRun(
+        config=config,
+        recipe=record.name,
+        recipe_resolution=resolution_note(args.recipe or record.name, record, getattr(args, "kind", None)),
+        version=config.version,
+        arch=arch,
+        cluster=_cluster(args),
+        mode=(config.mode or "pretrain") if not config.peft else "peft",
+        precision=config.precision or "bf16",
+        seq_length=config.seq_length,
+        tp=config.tp,
+        pp=config.pp,
+        vp=config.vp,
+        cp=config.cp,
+        ep=config.ep,
+        etp=config.etp,
+        sp=config.sp,
+        mbs=config.micro_batch_size,
+        gbs=config.global_batch_size,
+        recompute=_recompute(config.recompute_granularity),
+        recompute_modules=values.get("model.recompute_modules"),
+        recompute_num_layers=values.get("model.recompute_num_layers"),
+        recompute_method=values.get("model.recompute_method"),
+        unfused_attention=materialises_scores(values.get("model.attention_backend")),
         **_dropouts(*(_number(values.get(f"model.{k}_dropout")) for k in ("attention", "hidden")), 0.0),
-        "grad_reduce_in_fp32": _flag(
+        grad_reduce_in_fp32=_flag(
             values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
         ),
-        "distributed_optimizer": shards_optimizer_state(values),
-        "optimizer_bytes": optimizer_state_bytes(values),
-        "fp8_param": _flag(
+        distributed_optimizer=shards_optimizer_state(values),
+        optimizer_bytes=optimizer_state_bytes(values),
+        fp8_param=_flag(
             values,
             ("mixed_precision.fp8_param_gather", "model.fp8_param"),
             kb.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
         ),
-        "fsdp": config.fsdp,
-        "offload_layers": (config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
-        "cuda_graphs": config.cuda_graph_impl not in (None, "none"),
-        "features": features_from_fields(values),
-        "mtp_layers": int(values.get("model.mtp_num_layers") or 0),
-        "pipeline_split": _recipe_split(values, arch, config),
+        fsdp=config.fsdp,
+        offload_layers=(config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
+        cuda_graphs=config.cuda_graph_impl not in (None, "none"),
+        features=features_from_fields(values),
+        mtp_layers=int(values.get("model.mtp_num_layers") or 0),
+        pipeline_split=_recipe_split(values, arch, config),
         **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
-        "notes": [],
-    }
+        notes=[],
+    )
 
 
 def _recipe_split(values: dict[str, Any], arch: ModelArch, config) -> PipelineSplit | None:
@@ -289,9 +353,10 @@ def _recipe_split(values: dict[str, Any], arch: ModelArch, config) -> PipelineSp
     return PipelineSplit(config.pp, config.vp or 1, chunks) if chunks else None
 
 
-def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
+def _run_from_spec(args: EstimateArgs) -> EstimateRun:
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.models import TRANSFORMER_ARCH_FIELDS, arch_from_transformer_config
+    from assistant.planning.estimate import EstimateRun
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
     spec = load_spec(args.spec)
@@ -314,39 +379,39 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
     optimizer = {f"optimizer.{k}": _torch_dtype(k, v) for k, v in (spec.get("optimizer") or {}).items()}
     tp = int(model.get("tensor_model_parallel_size", 1))
     notes = [f"spec fields not used by the estimator: {', '.join(unknown)}"] if unknown else []
-    return {
-        "arch": arch,
-        "cluster": _cluster(args, spec.get("cluster")),
-        "mode": spec.get("mode", "pretrain"),
-        "precision": str(spec.get("mixed_precision") or "bf16"),
-        "seq_length": int(model["seq_length"]),
-        "tp": tp,
-        "pp": int(model.get("pipeline_model_parallel_size", 1)),
-        "vp": model.get("virtual_pipeline_model_parallel_size"),
-        "cp": int(model.get("context_parallel_size", 1)),
-        "ep": int(model.get("expert_model_parallel_size", 1)),
-        "etp": model.get("expert_tensor_parallel_size"),
-        "sp": bool(model.get("sequence_parallel", tp > 1)),
-        "mbs": int(train.get("micro_batch_size", 1)),
-        "gbs": int(train.get("global_batch_size", 1)),
-        "recompute": _recompute(model.get("recompute_granularity")),
-        "recompute_modules": model.get("recompute_modules"),
-        "recompute_num_layers": model.get("recompute_num_layers"),
-        "recompute_method": model.get("recompute_method"),
-        "unfused_attention": materialises_scores(
+    return EstimateRun(
+        arch=arch,
+        cluster=_cluster(args, spec.get("cluster")),
+        mode=spec.get("mode", "pretrain"),
+        precision=str(spec.get("mixed_precision") or "bf16"),
+        seq_length=int(model["seq_length"]),
+        tp=tp,
+        pp=int(model.get("pipeline_model_parallel_size", 1)),
+        vp=model.get("virtual_pipeline_model_parallel_size"),
+        cp=int(model.get("context_parallel_size", 1)),
+        ep=int(model.get("expert_model_parallel_size", 1)),
+        etp=model.get("expert_tensor_parallel_size"),
+        sp=bool(model.get("sequence_parallel", tp > 1)),
+        mbs=int(train.get("micro_batch_size", 1)),
+        gbs=int(train.get("global_batch_size", 1)),
+        recompute=_recompute(model.get("recompute_granularity")),
+        recompute_modules=model.get("recompute_modules"),
+        recompute_num_layers=model.get("recompute_num_layers"),
+        recompute_method=model.get("recompute_method"),
+        unfused_attention=materialises_scores(
             model.get("attention_backend"), model.get("transformer_impl")
         ),
         **_dropouts(model.get("attention_dropout"), model.get("hidden_dropout"), TRANSFORMER_CONFIG_DROPOUT),
-        "grad_reduce_in_fp32": bool(ddp.get("ddp.grad_reduce_in_fp32", True)),
-        "distributed_optimizer": shards_optimizer_state({**optimizer, **ddp}),
-        "optimizer_bytes": optimizer_state_bytes(optimizer),
-        "fp8_param": bool(model.get("fp8_param") or model.get("fp8_param_gather")),
-        "fsdp": bool(ddp.get("ddp.use_megatron_fsdp", False)),
-        "offload_layers": int(model.get("cpu_offloading_num_layers") or 0)
+        grad_reduce_in_fp32=bool(ddp.get("ddp.grad_reduce_in_fp32", True)),
+        distributed_optimizer=shards_optimizer_state({**optimizer, **ddp}),
+        optimizer_bytes=optimizer_state_bytes(optimizer),
+        fp8_param=bool(model.get("fp8_param") or model.get("fp8_param_gather")),
+        fsdp=bool(ddp.get("ddp.use_megatron_fsdp", False)),
+        offload_layers=int(model.get("cpu_offloading_num_layers") or 0)
         if model.get("cpu_offloading")
         else 0,
-        "cuda_graphs": model.get("cuda_graph_impl") not in (None, "none"),
-        "features": features_from_fields(
+        cuda_graphs=model.get("cuda_graph_impl") not in (None, "none"),
+        features=features_from_fields(
             {
                 "model.cuda_graph_impl": model.get("cuda_graph_impl"),
                 "model.cuda_graph_scope": model.get("cuda_graph_scope"),
@@ -361,10 +426,10 @@ def _run_from_spec(args: argparse.Namespace) -> dict[str, Any]:
                 "model.moe_mlp_glu_interleave_size": model.get("moe_mlp_glu_interleave_size"),
             }
         ),
-        "mtp_layers": int(model.get("mtp_num_layers") or 0),
+        mtp_layers=int(model.get("mtp_num_layers") or 0),
         **_lora_fields((spec.get("peft") or {}).get("dim"), (spec.get("peft") or {}).get("target_modules")),
-        "notes": notes,
-    }
+        notes=notes,
+    )
 
 
 def materialises_scores(backend: Any, transformer_impl: Any = None) -> bool:

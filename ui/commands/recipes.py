@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from assistant.errors import UserError
+from assistant.rules.versions import DEFAULT_VERSION
 from ui.tables import Column, print_rows
 
 recipes_app = typer.Typer(
@@ -35,7 +36,9 @@ def _par(record: Any) -> str:
 
 @recipes_app.command("list")
 def list_recipes(
-    version: str = typer.Option(None, "--version", help="Megatron-Bridge version (default 0.6.0)."),
+    version: str = typer.Option(
+        None, "--version", help=f"Megatron-Bridge version (default {DEFAULT_VERSION})."
+    ),
     family: str = typer.Option(None, "--family", help="Model family, e.g. llama, qwen, deepseek."),
     mode: str = typer.Option(None, "--mode", help="pretrain, sft or peft (lora is accepted for peft)."),
     kind: str = typer.Option(None, "--kind", help="library or benchmark."),
@@ -68,7 +71,9 @@ def list_recipes(
 @recipes_app.command("show")
 def show(
     name: str = typer.Argument(..., help="Recipe function name or alias."),
-    version: str = typer.Option(None, "--version", help="Megatron-Bridge version (default 0.6.0)."),
+    version: str = typer.Option(
+        None, "--version", help=f"Megatron-Bridge version (default {DEFAULT_VERSION})."
+    ),
     kind: str = typer.Option(None, "--kind", help="library or benchmark (when a name is both)."),
     as_json: bool = typer.Option(False, "--json", help="Print the full record as JSON."),
 ) -> None:
