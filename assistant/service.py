@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
-from assistant import quick_pick, support, turn_budget
+from assistant import quick_pick, sequence_multiple, support, turn_budget
 from assistant.answer import Answer, AnswerEstimate, PeftAlternative
 from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups, valid_text
 from assistant.compose import (
@@ -760,6 +760,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     if diagnosis is not None and diagnosis.config is not None:
         return _troubleshoot_answer(answer, diagnosis, text, ctx, answer_lang, settings)
     if slots.intent in ("explain", "troubleshoot"):
+        if conversation is not None and conversation.amended_topic and conversation.topic_question:
+            text = f"{conversation.topic_question} {text}"  # "and with TP 8?": the last topic, amended
         query = slots.error_text or text
         # The quoted passages are the answer here: each must be about what was asked.
         hits = _answer_passages(settings, text, query, answer_lang, ctx.catalog.version)
@@ -772,6 +774,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
+        multiple = sequence_multiple.answer_line(text, slots.overrides, answer_lang)
+        context = "\n\n".join(c for c in (multiple, context) if c)
         # A topic's own section fact needs no passage: without an index only the quotes are lost.
         lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
         if hits:

@@ -177,9 +177,28 @@ def test_spaced_sizes_and_recipe_defaults() -> None:
     assert extract_overrides("8 GPUs, EP 8 gpus") == {}
 
 
-@pytest.mark.parametrize("text", ["hi", "Hello!", "what can you do?", "你好", "你能做什么？"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi", "Hello!", "what can you do?", "你好", "你能做什么？",
+        "hi! I'm new here, what can you help me with?", "hello there. what can you do?",
+        "你好，我刚开始用，你能帮我做什么？", "我是新手，你能做什么",
+    ],
+)  # fmt: skip
 def test_greetings(text: str) -> None:
     assert hear(text).intent == "greeting"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm new to Megatron Bridge. What's the quickest smoke test?",
+        "hi, SFT Llama 3 8B on 8 H100",
+        "hello, what can you tell me about recompute?",
+    ],
+)
+def test_small_talk_with_a_real_question_is_not_a_greeting(text: str) -> None:
+    assert hear(text).intent != "greeting"
 
 
 def test_follow_ups_apply_to_the_last_plan_only() -> None:
