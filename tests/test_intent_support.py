@@ -120,12 +120,23 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
         ("How do I export a checkpoint to Hugging Face?", "hf_conversion"),
         ("Can I pack sequences for VLM training?", "vlm_packing"),
         ("MXFP8 on RTX 5090?", "mxfp8_sm120"),
+        ("FP8 block scaled GEMM requires Hopper and CUDA >= 12.9", "fp8_blockwise"),
+        ("Is blockwise FP8 supported on H100?", "fp8_blockwise"),
+        ("Can I use FP8 on H100?", "precision"),
         ("What is the learning rate of Llama3 8B?", None),
     ],
 )
 def test_feature_matching(question: str, feature: str | None) -> None:
     found = support.match_feature(question, support.load_table())
     assert (found["id"] if found else None) == feature
+
+
+def test_blockwise_fp8_names_the_cuda_floor_and_a_preset_of_the_release() -> None:
+    for version in ("0.3.1", "main"):
+        found = support.answer("blockwise FP8 on H100 fails", version, "en", support.load_table())
+        assert found is not None and found.status == "partial" and "CUDA 12.9" in found.text
+        presets = set(load_catalog(version).launcher.mixed_precision_presets)
+        assert {"bf16_with_fp8_subchannel_scaling_mixed", "bf16_with_fp8_current_scaling_mixed"} <= presets
 
 
 def test_answer_before_the_first_version_is_no_with_the_version_it_starts() -> None:
