@@ -805,8 +805,14 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             query = " ".join([text, *(f.id for f in rec.findings), *topics])
             hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
             answer.citations = citations_from(hits)
+            # "EP=64 on 64 B200 hits HybridEP topology errors": the check, and the named topic's facts.
+            lead = (
+                _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
+                if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base))
+                else ""
+            )
             answer.answer_markdown = "\n\n".join(
-                [body, "\n".join(sources_lines(answer.citations, answer_lang))]
+                s for s in [body, lead, "\n".join(sources_lines(answer.citations, answer_lang))] if s
             )
             return answer
 

@@ -251,3 +251,25 @@ def test_hf_id_after_an_unknown_model_gets_a_similar_recipe_with_a_warning() -> 
     assert first.recipe is None and second.recipe is not None and second.recipe.mode == "sft"
     assert "most similar architecture" in second.answer_markdown
     assert second.answer_markdown != first.answer_markdown
+
+
+def test_a_config_check_that_names_a_topic_also_states_its_facts() -> None:
+    from assistant.service import ask
+
+    question = "Nemotron 3 Super pretraining on 64 B200 with EP=64 hits HybridEP topology errors. Which EP?"
+    found = ask(question, version="main")
+    assert found.intent == "validate" and "NVLink domain" in found.answer_markdown
+    assert "keep EP at or below 8" in found.answer_markdown
+    plain = ask("Nemotron 3 Super pretraining on 64 B200 with EP=64", version="main")
+    assert "NVLink domain" not in plain.answer_markdown  # no topic named, no topic facts
+
+
+def test_sequence_follow_up_is_answered_in_the_amended_numbers() -> None:
+    from assistant.service import ask
+
+    conv = Conversation()
+    first = ask("With CP=2 and TP=4 and sequence parallelism, what must the sequence length be divisible by?",
+                conversation=conv)  # fmt: skip
+    assert "multiple of 8" in first.answer_markdown
+    second = ask("and with TP 8?", conversation=conv)
+    assert second.intent == "explain" and "multiple of 16" in second.answer_markdown
