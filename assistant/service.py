@@ -825,6 +825,18 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
             answer.follow_up = [answer.answer_markdown]
             return answer
+        if "goal" in needed and support.asks_model_support(text) and (slots.model_stem or family):
+            # "Does Megatron Bridge support Gemma 3?": yes, with the catalog's recipes of that model.
+            sized = re.search(r"\d+(?:\.\d+)?\s*[bm]\b", slots.model_text or "", re.IGNORECASE)
+            stems = [slots.model_stem] if slots.model_stem and (sized or not family) else family
+            said = support.model_support(
+                slots.model_text or slots.model_stem or "", stems, ctx.catalog.recipes, ctx.catalog.version,
+                answer_lang,
+            )  # fmt: skip
+            if said:
+                answer.answer_markdown = said
+                answer.follow_up = [question_back]
+                return answer
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
             question_back += " " + words(

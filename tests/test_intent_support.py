@@ -273,3 +273,17 @@ def test_sequence_follow_up_is_answered_in_the_amended_numbers() -> None:
     assert "multiple of 8" in first.answer_markdown
     second = ask("and with TP 8?", conversation=conv)
     assert second.intent == "explain" and "multiple of 16" in second.answer_markdown
+
+
+def test_a_model_support_question_lists_the_catalogs_recipes_or_says_none() -> None:
+    from assistant.service import ask
+
+    catalog = load_catalog("0.6.0")
+    listed = support.model_support("Qwen3 8B", ["qwen3_8b"], catalog.recipes, "0.6.0", "en")
+    assert "**yes**" in listed and "`qwen3_8b_pretrain_config`" in listed
+    assert support.model_support("Nope 9B", ["nope_9b"], catalog.recipes, "0.6.0", "en") == ""
+    family = ask("Does Megatron Bridge support Llama 3?", version="0.6.0").answer_markdown
+    assert "**yes**" in family and "`llama3_8b_pretrain_config`" in family and "`llama3_70b" in family
+    unknown = ask("Does Megatron Bridge support Mixtral 8x7B?", version="0.6.0").answer_markdown
+    assert "**yes**" not in unknown and "no recipe" in unknown
+    assert support.asks_model_support("支持 Gemma 3 吗？") and not support.asks_model_support("Gemma 3 SFT")
