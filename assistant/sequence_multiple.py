@@ -20,7 +20,7 @@ SOURCES = (
 )
 # "what must my sequence length be divisible by", "pad to a multiple of", "序列长度需要能被多少整除"
 _ASKS = re.compile(
-    r"(?:seq(?:uence)?[ _-]?(?:length|len)|seq_length|序列长度|序列长)[^.?!。？！]{0,60}"
+    r"(?:seq(?:uence)?[ _-]?(?:length|len)|seq_length|序列长度|序列长)[^.?!。？！]{0,90}"
     r"(?:divisib|divide|multiple|pad|整除|倍数|补齐|对齐)"
     r"|(?:divisib|multiple|pad)[^.?!]{0,40}seq(?:uence)?[ _-]?(?:length|len)",
     re.IGNORECASE,
@@ -99,15 +99,28 @@ def sentence(result: SequenceMultiple, lang: str) -> str:
     return f"{line}\n\nSource: {sources}"
 
 
-def answer_line(text: str, overrides: dict[str, str], lang: str) -> str:
-    """The computed line for a question on sequence-length divisibility that states CP or TP; "" otherwise."""
+def answer_line(text: str, overrides: dict[str, str], lang: str, seq: int | None = None) -> str:
+    """The computed line for a question on sequence-length divisibility that states CP or TP; "" otherwise.
+    `seq`: the length the question states, checked against the multiple (with the two nearest that pass)."""
     if not asks_sequence_multiple(text):
         return ""
     cp = _size(overrides.get("model.context_parallel_size"))
     tp = _size(overrides.get("model.tensor_model_parallel_size"))
     if cp <= 1 and tp <= 1:
         return ""
-    return sentence(sequence_multiple(cp, tp, sp_stated(text, overrides)), lang)
+    result = sequence_multiple(cp, tp, sp_stated(text, overrides))
+    line = sentence(result, lang)
+    if seq and seq % result.multiple:
+        below, above = seq // result.multiple * result.multiple, -(-seq // result.multiple) * result.multiple
+        near = f"{below} / {above}" if below else f"{above}"
+        head, _, tail = line.partition("\n\n")
+        extra = (
+            f"{seq} 不是 {result.multiple} 的倍数；最近的可用长度：{near}。"
+            if lang == "zh"
+            else f"{seq} is not a multiple of {result.multiple}; the nearest lengths that pass: {near}."
+        )
+        line = f"{head} {extra}\n\n{tail}"
+    return line
 
 
 def _size(value: str | None) -> int:

@@ -774,7 +774,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
-        multiple = sequence_multiple.answer_line(text, slots.overrides, answer_lang)
+        multiple = sequence_multiple.answer_line(text, slots.overrides, answer_lang, seq=slots.seq_length)
         context = "\n\n".join(c for c in (multiple, context) if c)
         # A topic's own section fact needs no passage: without an index only the quotes are lost.
         lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)

@@ -46,3 +46,11 @@ def test_answer_line_only_for_a_divisibility_question_with_sizes() -> None:
     assert answer_line("how fast is CP 2 with TP 4?", over, "en") == ""
     assert answer_line("what must the sequence length be divisible by?", {}, "en") == ""
     assert not asks_sequence_multiple("pretrain Llama 3 8B with seq length 8192")
+
+
+def test_a_stated_length_is_checked_against_the_multiple() -> None:
+    over = {"model.tensor_model_parallel_size": "2"}
+    text = "seq_length 4095 with SP fails: First dimension of the tensor should be divisible by TP"
+    line = answer_line(text, over, "en", seq=4095)
+    assert "4095 is not a multiple of 2" in line and "4094 / 4096" in line
+    assert "not a multiple" not in answer_line(text, over, "en", seq=4096)
