@@ -825,7 +825,13 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
             answer.follow_up = [answer.answer_markdown]
             return answer
-        if "goal" in needed and support.asks_model_support(text) and (slots.model_stem or family):
+        about_model = not (
+            slots.overrides or slots.error_text or slots.features
+            or support.match_feature(text, support.load_table())
+            or load_topics(settings.knowledge_base).named_in(text)
+        )  # "Is DeepEP supported on GB200 for Qwen3?" asks about a feature, not about the model
+        model_known = bool(slots.model_stem or family)
+        if "goal" in needed and about_model and model_known and support.asks_model_support(text):
             # "Does Megatron Bridge support Gemma 3?": yes, with the catalog's recipes of that model.
             sized = re.search(r"\d+(?:\.\d+)?\s*[bm]\b", slots.model_text or "", re.IGNORECASE)
             stems = [slots.model_stem] if slots.model_stem and (sized or not family) else family

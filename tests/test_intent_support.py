@@ -287,3 +287,5 @@ def test_a_model_support_question_lists_the_catalogs_recipes_or_says_none() -> N
     unknown = ask("Does Megatron Bridge support Mixtral 8x7B?", version="0.6.0").answer_markdown
     assert "**yes**" not in unknown and "no recipe" in unknown
     assert support.asks_model_support("支持 Gemma 3 吗？") and not support.asks_model_support("Gemma 3 SFT")
+    feature = ask("I use Qwen3 235B. Is DeepEP supported on GB200?", version="0.6.0").answer_markdown
+    assert "recipes for `qwen3_235b_a22b`" not in feature  # a feature question, not a model one
