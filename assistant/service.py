@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
-from assistant import quick_pick, support, turn_budget
+from assistant import quick_pick, sequence_multiple, support, turn_budget
 from assistant.answer import Answer, AnswerEstimate, PeftAlternative
 from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups, valid_text
 from assistant.compose import (
@@ -760,6 +760,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     if diagnosis is not None and diagnosis.config is not None:
         return _troubleshoot_answer(answer, diagnosis, text, ctx, answer_lang, settings)
     if slots.intent in ("explain", "troubleshoot"):
+        if conversation is not None and conversation.amended_topic and conversation.topic_question:
+            text = f"{conversation.topic_question} {text}"  # "and with TP 8?": the last topic, amended
         query = slots.error_text or text
         # The quoted passages are the answer here: each must be about what was asked.
         hits = _answer_passages(settings, text, query, answer_lang, ctx.catalog.version)
@@ -772,6 +774,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
+        multiple = sequence_multiple.answer_line(text, slots.overrides, answer_lang, seq=slots.seq_length)
+        context = "\n\n".join(c for c in (multiple, context) if c)
         # A topic's own section fact needs no passage: without an index only the quotes are lost.
         lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
         if hits:
@@ -801,8 +805,14 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             query = " ".join([text, *(f.id for f in rec.findings), *topics])
             hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
             answer.citations = citations_from(hits)
+            # "EP=64 on 64 B200 hits HybridEP topology errors": the check, and the named topic's facts.
+            lead = (
+                _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
+                if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base))
+                else ""
+            )
             answer.answer_markdown = "\n\n".join(
-                [body, "\n".join(sources_lines(answer.citations, answer_lang))]
+                s for s in [body, lead, "\n".join(sources_lines(answer.citations, answer_lang))] if s
             )
             return answer
 
@@ -815,6 +825,24 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
             answer.follow_up = [answer.answer_markdown]
             return answer
+        about_model = not (
+            slots.overrides or slots.error_text or slots.features
+            or support.match_feature(text, support.load_table())
+            or load_topics(settings.knowledge_base).named_in(text)
+        )  # "Is DeepEP supported on GB200 for Qwen3?" asks about a feature, not about the model
+        model_known = bool(slots.model_stem or family)
+        if "goal" in needed and about_model and model_known and support.asks_model_support(text):
+            # "Does Megatron Bridge support Gemma 3?": yes, with the catalog's recipes of that model.
+            sized = re.search(r"\d+(?:\.\d+)?\s*[bm]\b", slots.model_text or "", re.IGNORECASE)
+            stems = [slots.model_stem] if slots.model_stem and (sized or not family) else family
+            said = support.model_support(
+                slots.model_text or slots.model_stem or "", stems, ctx.catalog.recipes, ctx.catalog.version,
+                answer_lang,
+            )  # fmt: skip
+            if said:
+                answer.answer_markdown = said
+                answer.follow_up = [question_back]
+                return answer
         if "model" in needed and family:
             listed = ", ".join(f"`{stem}`" for stem in family[:8])
             question_back += " " + words(

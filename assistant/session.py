@@ -22,9 +22,13 @@ TURN_SLOTS = ("error_text", "other_version", "speed_question", "asks_why")
 class Conversation:
     """The slots remembered so far in one conversation."""
 
-    def __init__(self, slots: Slots | None = None, turns: int = 0) -> None:
+    def __init__(self, slots: Slots | None = None, turns: int = 0, topic_question: str | None = None) -> None:
         self.slots = slots or Slots()
         self.turns = turns
+        # The last question on a guide topic ("what must the sequence length be divisible by with CP 2,
+        # TP 4?"): a follow-up that only changes sizes ("and with TP 8?") is answered as it, amended.
+        self.topic_question = topic_question
+        self.amended_topic = False  # this turn only amends the sizes of `topic_question`
 
     def update(self, new: Slots, text: str | None = None) -> Slots:
         """Merge one turn's slots into memory and return the slots to answer this turn with.
@@ -35,9 +39,11 @@ class Conversation:
             count = _bare_count(text)
             if count:
                 new = new.model_copy(update={"num_gpus": count, "intent": "recommend"})
+        self.amended_topic = False
         if self.turns == 0:
             self.slots = new.model_copy(deep=True)
             self.turns = 1
+            self.topic_question = text if new.intent == "explain" else None
             return self.slots.model_copy(deep=True)
         self.turns += 1
         old = self.slots
@@ -72,6 +78,11 @@ class Conversation:
         merged["features"] = sorted({*old.features, *new.features})
         merged["language"] = new.language
         merged["intent"] = _merged_intent(old, new)
+        self.amended_topic = merged["intent"] == "explain" and new.intent != "explain"
+        if new.intent == "explain":
+            self.topic_question = text
+        elif not self.amended_topic:
+            self.topic_question = None
         if merged["intent"] == "troubleshoot" and new.error_text is None:
             merged["error_text"] = old.error_text  # "and with PP 4?" re-checks the same error
         self.slots = Slots(**merged)
@@ -82,13 +93,14 @@ class Conversation:
         only the language and the version, so it is asked which model rather than answered for an old one."""
         self.slots = Slots(language=language, version=version)
         self.turns += 1
+        self.topic_question, self.amended_topic = None, False
 
     def to_json(self) -> dict[str, Any]:
-        return {"turns": self.turns, "slots": self.slots.to_json()}
+        return {"turns": self.turns, "slots": self.slots.to_json(), "topic_question": self.topic_question}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Conversation:
-        return cls(Slots(**data.get("slots", {})), int(data.get("turns", 0)))
+        return cls(Slots(**data.get("slots", {})), int(data.get("turns", 0)), data.get("topic_question"))
 
 
 def _names_model(slots: Slots) -> bool:
@@ -110,6 +122,8 @@ def _merged_intent(old: Slots, new: Slots) -> str:
     "换成 FP8 呢？") continues it, even when its wording reads like a question about the docs."""
     if old.intent == "troubleshoot" and not _names_model(new) and _amends_config(new):
         return old.intent  # "and with PP 4?", "and on 64 GPUs?" after an error: the same error, amended
+    if old.intent == "explain" and not _names_model(old) and not _names_model(new) and _amends_config(new):
+        return old.intent  # "and with TP 8?" after a rule question on stated sizes: the same question
     continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
     if new.intent == "explain" and continues and _changes_plan(new):
         return old.intent

@@ -178,3 +178,49 @@ def _recipe_lines(
         ]
     tail = f", and {more} more" if more > 0 else ""
     return [f"Megatron-Bridge {version} has {len(names)} recipes for {model}: {shown}{tail}."]
+
+
+# "Does Megatron Bridge support Gemma 3?", "Is Qwen3 supported?", "支持 Gemma 3 吗？": about a model.
+_MODEL_SUPPORT_ASK = re.compile(
+    r"\bsupport(?:s|ed)?\b|\bis there (?:a|any) recipe\b|\bany recipes?\b"
+    r"|支持|有没有.{0,12}配方|有.{0,6}配方吗",
+    re.IGNORECASE,
+)
+MAX_LISTED = 8
+
+
+def asks_model_support(text: str) -> bool:
+    return _MODEL_SUPPORT_ASK.search(text) is not None
+
+
+def model_support(
+    named: str, stems: Sequence[str], recipes: Sequence[RecipeRecord], version: str, lang: str
+) -> str:
+    """Yes, with the catalog's recipes of the model (or of every size of its family), per goal; "" when the
+    catalog has none, so the caller's no-recipe answer stands."""
+
+    def stem(record: RecipeRecord) -> str | None:
+        parts = split_recipe_name(record.name)
+        return parts.stem if parts else None
+
+    wanted = set(stems)
+    mine = [r for r in recipes if r.kind == "library" and r.reachable and stem(r) in wanted]
+    if not mine:
+        return ""
+    modes = sorted({r.mode for r in mine if r.mode})
+    names = sorted({r.name for r in mine}, key=lambda n: (len(n), n))
+    shown = ", ".join(f"`{n}`" for n in names[:MAX_LISTED])
+    sizes = ", ".join(f"`{s}`" for s in sorted(wanted & {stem(r) for r in mine}))
+    if lang == "zh":
+        more = f"等 {len(names)} 个" if len(names) > MAX_LISTED else f"共 {len(names)} 个"
+        return (
+            f"**{named}** — Megatron-Bridge {version}：**支持**。"
+            f"目录中有 {sizes} 的配方（{'、'.join(modes)}），{more}：{shown}。"
+            "告诉我目标（预训练、SFT 或 LoRA）和 GPU，我就给出启动命令。"
+        )
+    tail = f", and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+    return (
+        f"**{named}** — Megatron-Bridge {version}: **yes**. The catalog has recipes for {sizes} "
+        f"({', '.join(modes)}): {shown}{tail}. Tell me the goal (pretrain, SFT or LoRA) and the GPUs for the "
+        "launch command."
+    )

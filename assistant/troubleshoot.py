@@ -183,7 +183,7 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
     if cluster is None:
         return Diagnosis(signature, record) if signature else None
     version = catalog.version
-    overrides = typed_overrides(slots)
+    overrides = config_overrides(slots)
     config = build_config(record, overrides, version=version, dataset=slots.dataset)
     model_parallel = config.tp * config.pp * config.cp
     assumed_gpus = slots.num_gpus is None and slots.num_nodes is None
@@ -243,6 +243,18 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         signature, record, cluster, config, arch, findings, causes, unset_etp, fixed, alternatives, broken,
         assumed_gpus,
     )  # fmt: skip
+
+
+SEQ_KEYS = ("model.seq_length", "dataset.seq_length")
+
+
+def config_overrides(slots: Slots) -> dict[str, Any]:
+    """The question's sizes as overrides, with a sequence length said in prose ("seq_length 4097", "32K")
+    on both the model and the dataset: it is part of the config that failed, as a KEY=VALUE would be."""
+    overrides = typed_overrides(slots)
+    if slots.seq_length and not any(key in overrides for key in SEQ_KEYS):
+        overrides = {**overrides, **dict.fromkeys(SEQ_KEYS, slots.seq_length)}
+    return overrides
 
 
 def _has(findings: list[Finding], rule_id: str) -> bool:

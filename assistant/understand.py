@@ -501,6 +501,27 @@ _GREETING = rx(
     r"|what can you do|what do you do|who are you|what are you|how can you help(?: me)?"
     r"|你能做什么|你可以做什么|你会什么|你是谁|你能干什么|能做什么)(?:\s+(?:there|again|bot))?\W*$"
 )
+# One clause of small talk: a greeting, "I'm new here", or "what can you help me with". A message made only of
+# such clauses ("hi! I'm new here, what can you help me with?") is a greeting; one clause that asks for
+# something else ("I'm new, what's the quickest smoke test?") makes it a real question.
+_SMALL_TALK_CLAUSE = rx(
+    r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|thanks|thank you|你好|您好|嗨|哈喽|在吗|谢谢)"
+    r"(?:\s+(?:there|again|bot|all|everyone))?$"
+    r"|^(?:i'?m|i am|im) (?:new|a beginner|just (?:getting )?started)"
+    r"(?: (?:here|to (?:this|it|megatron[- ]?bridge|bridge|you)))?$"
+    r"|^(?:i )?just (?:got )?started(?: (?:using|with) (?:it|this|megatron[- ]?bridge|bridge))?$"
+    r"|^(?:what|how) (?:can|could|do) you (?:do|help(?: me)?(?: with)?|offer)(?: for me)?$"
+    r"|^what (?:can|could) you help(?: me)? with$|^what are you(?: for| able to do)?$|^who are you$"
+    r"|^(?:我)?(?:是)?(?:刚|刚刚|刚开始)(?:开始)?(?:用|使用|接触|学)?(?:这个|megatron[- ]?bridge)?$"
+    r"|^我是新手$|^新手$|^你(?:能|可以|会)(?:帮我)?(?:做|干)?(?:什么|些什么|哪些事)$|^你是谁$|^能做什么$"
+)
+_CLAUSE_SPLIT = re.compile(r"\s*[.!?,;:，。！？；：、]+\s*")
+
+
+def is_small_talk(prose: str) -> bool:
+    """Every clause of the message is a greeting, a self-introduction or a "what can you do"."""
+    clauses = [c for c in _CLAUSE_SPLIT.split(prose.strip()) if c]
+    return bool(clauses) and all(_SMALL_TALK_CLAUSE.search(c) for c in clauses)
 # A short follow-up on the last plan: "why?", "why this one?", "为什么？".
 _WHY = rx(
     r"^\W*(?:but |and |so )?(?:why|为什么|为啥)(?:\s*(?:this|that|it|so|not|这个|这样)"
@@ -563,7 +584,7 @@ def classify_intent(
         # step time goes, rather than troubleshoot an error there is none of.
         only_slow = _SLOW.search(prose) and not _ERROR_MARKERS.search(_SLOW.sub(" ", prose))
         return "validate" if has_overrides and only_slow else "troubleshoot"
-    if _GREETING.search(prose):
+    if _GREETING.search(prose) or is_small_talk(prose):
         return "greeting"
     if _OUT_OF_SCOPE.search(prose):
         return "out_of_scope"

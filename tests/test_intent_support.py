@@ -120,12 +120,23 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
         ("How do I export a checkpoint to Hugging Face?", "hf_conversion"),
         ("Can I pack sequences for VLM training?", "vlm_packing"),
         ("MXFP8 on RTX 5090?", "mxfp8_sm120"),
+        ("FP8 block scaled GEMM requires Hopper and CUDA >= 12.9", "fp8_blockwise"),
+        ("Is blockwise FP8 supported on H100?", "fp8_blockwise"),
+        ("Can I use FP8 on H100?", "precision"),
         ("What is the learning rate of Llama3 8B?", None),
     ],
 )
 def test_feature_matching(question: str, feature: str | None) -> None:
     found = support.match_feature(question, support.load_table())
     assert (found["id"] if found else None) == feature
+
+
+def test_blockwise_fp8_names_the_cuda_floor_and_a_preset_of_the_release() -> None:
+    for version in ("0.3.1", "main"):
+        found = support.answer("blockwise FP8 on H100 fails", version, "en", support.load_table())
+        assert found is not None and found.status == "partial" and "CUDA 12.9" in found.text
+        presets = set(load_catalog(version).launcher.mixed_precision_presets)
+        assert {"bf16_with_fp8_subchannel_scaling_mixed", "bf16_with_fp8_current_scaling_mixed"} <= presets
 
 
 def test_answer_before_the_first_version_is_no_with_the_version_it_starts() -> None:
@@ -177,9 +188,28 @@ def test_spaced_sizes_and_recipe_defaults() -> None:
     assert extract_overrides("8 GPUs, EP 8 gpus") == {}
 
 
-@pytest.mark.parametrize("text", ["hi", "Hello!", "what can you do?", "你好", "你能做什么？"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi", "Hello!", "what can you do?", "你好", "你能做什么？",
+        "hi! I'm new here, what can you help me with?", "hello there. what can you do?",
+        "你好，我刚开始用，你能帮我做什么？", "我是新手，你能做什么",
+    ],
+)  # fmt: skip
 def test_greetings(text: str) -> None:
     assert hear(text).intent == "greeting"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm new to Megatron Bridge. What's the quickest smoke test?",
+        "hi, SFT Llama 3 8B on 8 H100",
+        "hello, what can you tell me about recompute?",
+    ],
+)
+def test_small_talk_with_a_real_question_is_not_a_greeting(text: str) -> None:
+    assert hear(text).intent != "greeting"
 
 
 def test_follow_ups_apply_to_the_last_plan_only() -> None:
@@ -221,3 +251,41 @@ def test_hf_id_after_an_unknown_model_gets_a_similar_recipe_with_a_warning() -> 
     assert first.recipe is None and second.recipe is not None and second.recipe.mode == "sft"
     assert "most similar architecture" in second.answer_markdown
     assert second.answer_markdown != first.answer_markdown
+
+
+def test_a_config_check_that_names_a_topic_also_states_its_facts() -> None:
+    from assistant.service import ask
+
+    question = "Nemotron 3 Super pretraining on 64 B200 with EP=64 hits HybridEP topology errors. Which EP?"
+    found = ask(question, version="main")
+    assert found.intent == "validate" and "NVLink domain" in found.answer_markdown
+    assert "keep EP at or below 8" in found.answer_markdown
+    plain = ask("Nemotron 3 Super pretraining on 64 B200 with EP=64", version="main")
+    assert "NVLink domain" not in plain.answer_markdown  # no topic named, no topic facts
+
+
+def test_sequence_follow_up_is_answered_in_the_amended_numbers() -> None:
+    from assistant.service import ask
+
+    conv = Conversation()
+    first = ask("With CP=2 and TP=4 and sequence parallelism, what must the sequence length be divisible by?",
+                conversation=conv)  # fmt: skip
+    assert "multiple of 8" in first.answer_markdown
+    second = ask("and with TP 8?", conversation=conv)
+    assert second.intent == "explain" and "multiple of 16" in second.answer_markdown
+
+
+def test_a_model_support_question_lists_the_catalogs_recipes_or_says_none() -> None:
+    from assistant.service import ask
+
+    catalog = load_catalog("0.6.0")
+    listed = support.model_support("Qwen3 8B", ["qwen3_8b"], catalog.recipes, "0.6.0", "en")
+    assert "**yes**" in listed and "`qwen3_8b_pretrain_config`" in listed
+    assert support.model_support("Nope 9B", ["nope_9b"], catalog.recipes, "0.6.0", "en") == ""
+    family = ask("Does Megatron Bridge support Llama 3?", version="0.6.0").answer_markdown
+    assert "**yes**" in family and "`llama3_8b_pretrain_config`" in family and "`llama3_70b" in family
+    unknown = ask("Does Megatron Bridge support Mixtral 8x7B?", version="0.6.0").answer_markdown
+    assert "**yes**" not in unknown and "no recipe" in unknown
+    assert support.asks_model_support("支持 Gemma 3 吗？") and not support.asks_model_support("Gemma 3 SFT")
+    feature = ask("I use Qwen3 235B. Is DeepEP supported on GB200?", version="0.6.0").answer_markdown
+    assert "recipes for `qwen3_235b_a22b`" not in feature  # a feature question, not a model one

@@ -208,3 +208,19 @@ def test_clarifying_question_follows_turn_language() -> None:
     slots = ask("我想训练一个模型")
     assert slots.language == "zh"
     assert "请告诉我" in clarifying_question(missing(slots), slots.language)
+
+
+def test_size_follow_up_after_a_rule_question_amends_that_question() -> None:
+    question = "With CP=2 and TP=4, what must my sequence length be divisible by?"
+    conv, slots = talk(question, "and with TP 8?")
+    assert slots.intent == "explain" and conv.amended_topic and conv.topic_question == question
+    assert slots.overrides["model.tensor_model_parallel_size"] == "8"
+    assert slots.overrides["model.context_parallel_size"] == "2"
+    restored = Conversation.from_json(json.loads(json.dumps(conv.to_json())))
+    assert restored.topic_question == question
+
+
+def test_a_new_question_is_not_an_amendment() -> None:
+    question = "With CP=2 and TP=4, what must my sequence length be divisible by?"
+    conv, slots = talk(question, "Qwen3 8B SFT on 8 H100")
+    assert slots.intent == "recommend" and not conv.amended_topic and conv.topic_question is None

@@ -139,3 +139,18 @@ def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_uses(sett
     assert "model.calculate_per_token_loss=true ddp.average_in_collective=false" in text
     assert "tensor_model_parallel_size" not in text  # no layout change for a GPU count it made up
     assert text.count("** [") <= 1  # the rule module reproduced the error: one guide section backs it up
+
+
+def test_a_sequence_length_said_in_prose_is_part_of_the_checked_config(settings):
+    question = (
+        "llama3_8b_pretrain_config with seq_length 4097 and CP=2 fails: Sequence length must be divisible by "
+        "2 * context parallel size if context parallel is used. Why?"
+    )
+    text = ask(question, version="0.6.0", settings=settings).answer_markdown
+    assert "Nothing in this config explains the error" not in text
+    assert "4097 is not divisible by 2·CP = 4" in text
+    assert "model.seq_length=4100" in text and "no errors remain" in text
+    assert _revalidates(
+        "llama3_8b_pretrain_config", "0.6.0", 2,
+        {"model.context_parallel_size": 2, "model.seq_length": 4100, "dataset.seq_length": 4100},
+    )  # fmt: skip
