@@ -27,6 +27,7 @@ from assistant.estimate.shapes import (
     mix_of,
     mix_params,
     padded_vocab,
+    unmodelled_reason,
 )
 from assistant.records import ModelArch, Plan, Record
 from assistant.rules import upstream
@@ -606,3 +607,70 @@ def _assumptions(sp, t, fp8, recompute, modules, dist_opt, dp, c, ov, cuda_graph
     if cuda_graphs:
         out.append("CUDA graph pools added as a fixed constant")
     return out
+
+
+# ---------------------------------------------------------------- floor for pruning candidate layouts
+
+
+def estimable(arch: ModelArch) -> bool:
+    """Whether the memory estimator (and so the floor below) can describe this architecture."""
+    return arch.vocab_size is not None and unmodelled_reason(arch) is None
+
+
+def expert_params_per_gpu(arch: ModelArch, *, pp: int, ep: int, etp: int) -> float:
+    """Routed-expert parameters one GPU holds on an even pipeline split (the estimator's mix_params)."""
+    d = dims_of(arch)
+    return mix_params(d, mix_of(layer_kinds(arch))).routed / (ep * etp * pp)
+
+
+def memory_floor(
+    arch: ModelArch,
+    *,
+    tp: int,
+    pp: int,
+    cp: int,
+    ep: int,
+    etp: int,
+    world: int,
+    seq_length: int,
+    micro_batch_size: int,
+    microbatches: int,
+    peft: bool,
+    recompute: Recompute = None,
+    recompute_modules: list[str] | None = None,
+) -> float:
+    """A lower bound of estimate_memory's peak, cheap enough for every candidate layout a resize considers.
+
+    The same per-stage weight, gradient, optimizer and activation terms on the stages estimate_memory
+    checks (Megatron's split, no VP), with the cheapest dtypes a recipe can set (bf16 weights and
+    gradients, Adam in fp32 over the distributed optimizer), and no logits, embedding activations, MTP,
+    workspaces, fragmentation or CUDA context: it prunes only layouts the full estimate would reject.
+    """
+    d = dims_of(arch)
+    kinds = layer_kinds(arch)
+    vocab = padded_vocab(d.vocab, tp)
+    tokens = seq_length * micro_batch_size / cp
+    dp_cp = max(world // (tp * pp), 1)
+    expert_dp = max(world // (pp * ep * etp), 1)
+    modules = set(recompute_modules or ["core_attn"]) if recompute == "selective" else set()
+    frozen = frozenset(LORA_TARGETS) if peft else None
+    floor = 0.0
+    for rank in _stages_to_check(kinds, pp, 1):
+        mix = stage_layers(kinds, pp, 1, rank)
+        lp = mix_params(d, mix)
+        dense = lp.tp_sharded / tp + lp.replicated
+        dense += d.hidden * vocab / tp * ((rank == 0) + (rank == pp - 1 and (not d.tied or pp > 1)))
+        experts = lp.routed / (ep * etp)
+        if peft:
+            state = 2.0 * (dense + experts)  # the frozen bf16 base; adapters are too small for a bound
+        else:
+            state = 4.0 * (dense + experts) + 12.0 * (dense / dp_cp + experts / expert_dp)
+        if not mix.layers:
+            activations = 0.0
+        elif recompute == "full":
+            activations = tokens * d.hidden * 2 / tp * mix.layers  # the checkpointed layer inputs
+        else:
+            plain, gemm = _mix_elements(d, mix, modules, frozen)
+            activations = tokens * 2 * (plain + gemm) / tp  # the layers' saved tensors, split by TP
+        floor = max(floor, state + activations * min(pp - rank, max(microbatches, 1)))
+    return floor

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from assistant.errors import UserError
 from assistant.estimate.hardware import GpuSpec
+from assistant.estimate.memory import estimable, memory_floor
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
 from assistant.messages import Localized, msg
@@ -28,7 +29,6 @@ from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config
 from assistant.rules.findings import divisors, effective_etp, finding, next_pow2, tp_allowed
 from assistant.rules.fit import FitVerdict
-from assistant.rules.memory import bytes_per_gpu, fits, heuristic_applies, param_split
 from assistant.rules.validate import (
     LONG_CONTEXT,
     SPLIT_LAYER_FLAGS,
@@ -126,26 +126,24 @@ def choose_vp(
     return min(options, key=lambda d: (abs(per_stage / d - TARGET_LAYERS_PER_CHUNK), d))
 
 
-def model_fits(
-    arch: ModelArch, cluster: Cluster, *, tp, pp, cp, ep, etp, seq, mbs, peft, full_recompute, split=None
-) -> bool:
-    """The one place resize asks whether a layout fits while it prunes candidates: the coarse heuristic,
-    cheap enough for every candidate; the chosen plan's verdict comes from the estimator (estimate_fit)."""
-    need = bytes_per_gpu(
+def layout_floor(arch: ModelArch, world: int, config: EffectiveConfig, **layout: int | bool) -> float:
+    """The memory estimator's cheap floor (estimate/memory.py memory_floor) for one layout of a recipe, at
+    the recipe's recompute."""
+    granularity = (config.recompute_granularity or "").lower()
+    return memory_floor(
         arch,
-        tp=tp,
-        pp=pp,
-        cp=cp,
-        ep=ep,
-        etp=etp,
-        world=cluster.num_gpus,
-        seq_length=seq,
-        micro_batch_size=mbs,
-        peft=peft,
-        full_recompute=full_recompute,
-        split=split,
+        world=world,
+        recompute="full" if granularity == "full" else "selective" if granularity == "selective" else None,
+        recompute_modules=config.values.get("model.recompute_modules") or None,
+        **layout,  # type: ignore[arg-type]
     )
-    return fits(need, usable_bytes(cluster.gpu_type))
+
+
+def model_fits(arch: ModelArch, cluster: Cluster, base: EffectiveConfig, **layout: int | bool) -> bool:
+    """The one place resize asks whether a layout fits while it prunes candidates: the estimator's floor,
+    so only layouts the full estimate would reject are pruned; the chosen plan's verdict comes from that
+    estimate (estimate_fit)."""
+    return layout_floor(arch, cluster.num_gpus, base, **layout) <= usable_bytes(cluster.gpu_type)
 
 
 # ---------------------------------------------------------------- search
@@ -168,7 +166,7 @@ def _candidates(
     """Every layout that passes the cheap arithmetic checks and fits; ranked by the resize preferences.
 
     The recipe's own layout at its own sequence length counts as fitting on at least the GPU count it
-    was validated for (`validated_gpus`): upstream ran it, and the heuristic is coarser than that.
+    was validated for (`validated_gpus`): upstream ran it, whatever the floor says.
     """
     world = cluster.num_gpus
     domain = nvlink_domain(cluster.gpu_type, cluster.gpus_per_node)
@@ -194,9 +192,7 @@ def _candidates(
     mbs_options = [pinned["mbs"]] if "mbs" in pinned else mbs_options
     gbs0 = base.global_batch_size or DEFAULT_GBS
     recipe_layout = (base.tp, base.pp, base.cp, base.ep)
-    full_recompute = (base.recompute_granularity or "").lower() == "full"
-    split = param_split(arch)
-    judged = heuristic_applies(arch)  # else no memory pruning; the plan's fit verdict says "unknown"
+    judged = estimable(arch)  # else no memory pruning; the plan's fit verdict says "unknown"
     for tp in tps:
         for pp in pps:
             for cp in cps:
@@ -216,27 +212,17 @@ def _candidates(
                             and validated_gpus is not None
                             and world >= validated_gpus
                         )
+                        step = mbs * dp
+                        gbs = gbs0 if gbs0 % step == 0 else max(step, round(gbs0 / step) * step)
                         if (
                             judged
                             and not trusted
                             and not model_fits(
-                                arch,
-                                cluster,
-                                tp=tp,
-                                pp=pp,
-                                cp=cp,
-                                ep=ep,
-                                etp=etp_eff,
-                                seq=seq,
-                                mbs=mbs,
-                                peft=peft,
-                                full_recompute=full_recompute,
-                                split=split,
-                            )
+                                arch, cluster, base, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp_eff,
+                                seq_length=seq, micro_batch_size=mbs, microbatches=gbs // step, peft=peft,
+                            )  # fmt: skip
                         ):
                             continue
-                        step = mbs * dp
-                        gbs = gbs0 if gbs0 % step == 0 else max(step, round(gbs0 / step) * step)
                         if "gbs" in pinned and gbs != gbs0:
                             continue
                         rank = (
@@ -349,9 +335,9 @@ def resize(
         result = _finish(record, arch, cluster, base, layout, seq, version, mode)
         if result is None:
             continue
-        # The heuristic ranking is coarse: the first valid layout the memory estimator does not reject wins;
-        # if it rejects them all, the first valid one is kept with its fit-oom warning. The recipe's own
-        # layout on the GPUs upstream validated it on is kept whatever the estimate says.
+        # The floor only prunes what cannot fit: the first valid layout the memory estimator does not
+        # reject wins; if it rejects them all, the first valid one is kept with its fit-oom warning. The
+        # recipe's own layout on the GPUs upstream validated it on is kept whatever the estimate says.
         own = (layout.tp, layout.pp, layout.cp, layout.ep) == (base.tp, base.pp, base.cp, base.ep)
         upstream_ran_it = own and seq == base.seq_length and validated and cluster.num_gpus >= validated
         if upstream_ran_it or result.fit is None or result.fit.status != "does-not-fit":
@@ -417,7 +403,7 @@ def _smallest_world(
     arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, cp_goal: int, version: str, peft: bool
 ) -> tuple[int | None, Any]:
     """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message:
-    the memory estimator's answer when it can judge the model, else the heuristic's."""
+    the memory estimator's search when it can judge the model, else the first count its floor admits."""
     nearest = _estimator_nearest(arch, cluster, base, seq, version, peft)
     if nearest is not None and nearest.min_gpus:
         return nearest.min_gpus, nearest
@@ -587,27 +573,19 @@ def _finish(
         sp=sp,
     )
     fit = estimate_fit(record, arch, plan, cluster, config, kb=knowledge_base())
-    if fit.status == "unknown" and not heuristic_applies(arch):
+    if fit.status == "unknown" and not estimable(arch):
         findings.append(
             finding(
                 "fit-unknown", "info", msg("fit-unknown", note=Localized(fit.note, fit.note_zh or fit.note))
             )
         )
     elif fit.status == "unknown":
-        # The estimator cannot judge this model: give the coarse heuristic's number instead.
-        peak = bytes_per_gpu(
-            arch,
-            tp=plan.tp,
-            pp=plan.pp,
-            cp=plan.cp,
-            ep=plan.ep,
-            etp=plan.etp or plan.tp,
-            world=plan.num_gpus,
-            seq_length=seq,
-            micro_batch_size=plan.mbs,
+        # The full estimate failed for this run: give the estimator's floor for the layout instead.
+        peak = layout_floor(
+            arch, plan.num_gpus, config, tp=plan.tp, pp=plan.pp, cp=plan.cp, ep=plan.ep or 1,
+            etp=plan.etp or plan.tp, seq_length=seq, micro_batch_size=plan.mbs, microbatches=plan.ga,
             peft=config.is_peft,
-            full_recompute=(config.recompute_granularity or "").lower() == "full",
-        )
+        )  # fmt: skip
         findings.append(
             finding(
                 "fit-unknown",
