@@ -66,6 +66,8 @@ def reason_class(message: str, record) -> str:
         return "no architecture record"
     if "does not define its architecture" in message:
         return "no architecture (no HF id)"
+    if message.startswith("global batch"):
+        return "upstream recipe inconsistency: its own global batch does not divide over its own GPUs"
     if "unknown GPU" in message or "GPU type" in message:
         return "GPU type not in hardware.json"
     return re.sub(r"\d+", "N", message)[:90]
