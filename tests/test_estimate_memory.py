@@ -421,12 +421,14 @@ def test_the_pruning_floor_never_exceeds_the_estimate(arch) -> None:
         if ep > experts or gpus % (tp * pp) or gpus % (pp * ep) or arch.num_layers % pp:
             continue
         layout = plan(gpus, tp=tp, pp=pp, ep=ep, mbs=mbs, gbs=mbs * gpus // (tp * pp) * 4)
-        run = RunSettings(seq_length=4096, recompute=recompute, mode=mode, grad_reduce_in_fp32=False)
-        peak = estimate_memory(arch, layout, H100, run).peak_bytes
-        floor = memory_floor(arch, tp=tp, pp=pp, cp=1, ep=ep, etp=layout.etp or tp, world=gpus,
-                             seq_length=4096, micro_batch_size=mbs, microbatches=layout.ga,
-                             peft=mode == "peft", recompute=recompute)  # fmt: skip
-        assert floor <= peak, (gpus, tp, pp, ep, mbs, recompute, mode)
-        ratios.append(floor / peak)
+        for run in (
+            RunSettings(seq_length=4096, recompute=recompute, mode=mode, grad_reduce_in_fp32=False),
+            RunSettings(seq_length=4096, recompute=recompute, mode=mode, distributed_optimizer=False),
+        ):
+            peak = estimate_memory(arch, layout, H100, run).peak_bytes
+            floor = memory_floor(arch, tp=tp, pp=pp, cp=1, ep=ep, etp=layout.etp or tp, world=gpus,
+                                 micro_batch_size=mbs, microbatches=layout.ga, run=run)  # fmt: skip
+            assert floor <= peak, (gpus, tp, pp, ep, mbs, recompute, mode, run.distributed_optimizer)
+            ratios.append(floor / peak)
     assert len(ratios) > 20
     assert sorted(ratios)[len(ratios) // 2] > 0.5  # and it prunes: the median floor is half the peak or more

@@ -632,28 +632,31 @@ def memory_floor(
     ep: int,
     etp: int,
     world: int,
-    seq_length: int,
     micro_batch_size: int,
     microbatches: int,
-    peft: bool,
-    recompute: Recompute = None,
-    recompute_modules: list[str] | None = None,
+    run: RunSettings,
 ) -> float:
     """A lower bound of estimate_memory's peak, cheap enough for every candidate layout a resize considers.
 
-    The same per-stage weight, gradient, optimizer and activation terms on the stages estimate_memory
-    checks (Megatron's split, no VP), with the cheapest dtypes a recipe can set (bf16 weights and
-    gradients, Adam in fp32 over the distributed optimizer), and no logits, embedding activations, MTP,
-    workspaces, fragmentation or CUDA context: it prunes only layouts the full estimate would reject.
+    The same per-stage weight, gradient, optimizer and activation terms with the run's dtypes, optimizer
+    sharding and recompute, on the stages estimate_memory checks (Megatron's even split, no VP), for the
+    micro-batches of a 1F1B warm-up, without what only adds: logits, embedding activations, MTP, FP8 weight
+    copies, Megatron-FSDP's gathered layer, workspaces, fragmentation and the CUDA context. It prunes only
+    layouts the full estimate would reject.
     """
     d = dims_of(arch)
     kinds = layer_kinds(arch)
     vocab = padded_vocab(d.vocab, tp)
-    tokens = seq_length * micro_batch_size / cp
-    dp_cp = max(world // (tp * pp), 1)
-    expert_dp = max(world // (pp * ep * etp), 1)
-    modules = set(recompute_modules or ["core_attn"]) if recompute == "selective" else set()
-    frozen = frozenset(LORA_TARGETS) if peft else None
+    tokens = run.seq_length * micro_batch_size / cp
+    sharded_state = run.distributed_optimizer or run.fsdp
+    dense_shard = max(world // (tp * pp), 1) if sharded_state else 1
+    expert_shard = max(world // (pp * ep * etp), 1) if sharded_state else 1
+    param_bytes = 1.0 if run.fp8_param else 2.0
+    grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
+    opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
+    peft = run.mode == "peft"
+    modules = set(run.recompute_modules or ["core_attn"]) if run.recompute == "selective" else set()
+    frozen = frozenset(run.features.lora_targets or LORA_TARGETS) if peft else None
     floor = 0.0
     for rank in _stages_to_check(kinds, pp, 1):
         mix = stage_layers(kinds, pp, 1, rank)
@@ -662,15 +665,18 @@ def memory_floor(
         dense += d.hidden * vocab / tp * ((rank == 0) + (rank == pp - 1 and (not d.tied or pp > 1)))
         experts = lp.routed / (ep * etp)
         if peft:
-            state = 2.0 * (dense + experts)  # the frozen bf16 base; adapters are too small for a bound
+            state = param_bytes * (dense + experts)  # the frozen base; adapters are too small for a bound
         else:
-            state = 4.0 * (dense + experts) + 12.0 * (dense / dp_cp + experts / expert_dp)
+            held = (dense_shard if run.fsdp else 1, expert_shard if run.fsdp else 1)
+            state = (param_bytes + grad_bytes) * (dense / held[0] + experts / held[1])
+            state += opt_bytes * (dense / dense_shard + experts / expert_shard)
         if not mix.layers:
             activations = 0.0
-        elif recompute == "full":
+        elif run.recompute == "full":
             activations = tokens * d.hidden * 2 / tp * mix.layers  # the checkpointed layer inputs
         else:
             plain, gemm = _mix_elements(d, mix, modules, frozen)
-            activations = tokens * 2 * (plain + gemm) / tp  # the layers' saved tensors, split by TP
+            gemm_byte = 1.0 if precision_unit(run.precision) in {"fp8", "fp4"} else 2.0
+            activations = tokens * (2 * plain + gemm_byte * gemm) / tp  # saved tensors, split by TP
         floor = max(floor, state + activations * min(pp - rank, max(microbatches, 1)))
     return floor

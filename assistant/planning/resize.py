@@ -19,10 +19,11 @@ from pydantic import Field
 from assistant.errors import UserError
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import estimable, memory_floor
+from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
 from assistant.messages import Localized, msg
-from assistant.planning.fit import estimate_fit
+from assistant.planning.fit import estimate_fit, fit_run_settings
 from assistant.planning.search import NearestFit, nearest_fit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
@@ -126,24 +127,12 @@ def choose_vp(
     return min(options, key=lambda d: (abs(per_stage / d - TARGET_LAYERS_PER_CHUNK), d))
 
 
-def layout_floor(arch: ModelArch, world: int, config: EffectiveConfig, **layout: int | bool) -> float:
-    """The memory estimator's cheap floor (estimate/memory.py memory_floor) for one layout of a recipe, at
-    the recipe's recompute."""
-    granularity = (config.recompute_granularity or "").lower()
-    return memory_floor(
-        arch,
-        world=world,
-        recompute="full" if granularity == "full" else "selective" if granularity == "selective" else None,
-        recompute_modules=config.values.get("model.recompute_modules") or None,
-        **layout,  # type: ignore[arg-type]
-    )
-
-
-def model_fits(arch: ModelArch, cluster: Cluster, base: EffectiveConfig, **layout: int | bool) -> bool:
-    """The one place resize asks whether a layout fits while it prunes candidates: the estimator's floor,
-    so only layouts the full estimate would reject are pruned; the chosen plan's verdict comes from that
-    estimate (estimate_fit)."""
-    return layout_floor(arch, cluster.num_gpus, base, **layout) <= usable_bytes(cluster.gpu_type)
+def model_fits(arch: ModelArch, cluster: Cluster, run: RunSettings, **layout: int) -> bool:
+    """The one place resize asks whether a layout fits while it prunes candidates: the memory estimator's
+    floor (estimate/memory.py memory_floor) with the run settings the full estimate reads, so only layouts
+    that estimate would reject are pruned; the chosen plan's verdict comes from it (estimate_fit)."""
+    need = memory_floor(arch, world=cluster.num_gpus, run=run, **layout)
+    return need <= usable_bytes(cluster.gpu_type)
 
 
 # ---------------------------------------------------------------- search
@@ -162,11 +151,13 @@ def _candidates(
     version: str,
     peft: bool,
     validated_gpus: int | None,
+    floor_run: RunSettings | None,
 ) -> Iterator[_Layout]:
     """Every layout that passes the cheap arithmetic checks and fits; ranked by the resize preferences.
 
     The recipe's own layout at its own sequence length counts as fitting on at least the GPU count it
-    was validated for (`validated_gpus`): upstream ran it, whatever the floor says.
+    was validated for (`validated_gpus`): upstream ran it, whatever the floor says. Without `floor_run`
+    (the settings the memory estimate reads) nothing is pruned for memory.
     """
     world = cluster.num_gpus
     domain = nvlink_domain(cluster.gpu_type, cluster.gpus_per_node)
@@ -192,7 +183,7 @@ def _candidates(
     mbs_options = [pinned["mbs"]] if "mbs" in pinned else mbs_options
     gbs0 = base.global_batch_size or DEFAULT_GBS
     recipe_layout = (base.tp, base.pp, base.cp, base.ep)
-    judged = estimable(arch)  # else no memory pruning; the plan's fit verdict says "unknown"
+    judged = estimable(arch)  # else the plan's fit verdict says "unknown"
     for tp in tps:
         for pp in pps:
             for cp in cps:
@@ -216,10 +207,11 @@ def _candidates(
                         gbs = gbs0 if gbs0 % step == 0 else max(step, round(gbs0 / step) * step)
                         if (
                             judged
+                            and floor_run is not None
                             and not trusted
                             and not model_fits(
-                                arch, cluster, base, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp_eff,
-                                seq_length=seq, micro_batch_size=mbs, microbatches=gbs // step, peft=peft,
+                                arch, cluster, floor_run, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp_eff,
+                                micro_batch_size=mbs, microbatches=gbs // step,
                             )  # fmt: skip
                         ):
                             continue
@@ -326,8 +318,9 @@ def resize(
     seq = seq_len or base.seq_length or DEFAULT_SEQ
     cp_goal = target_cp(base.seq_length, base.cp, seq)
     validated = record.encoded_gpus or record.min_gpus
+    floor_run = _floor_run(record, base, seq, peft)
     candidates = sorted(
-        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated),
+        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated, floor_run),
         key=lambda layout: layout.rank,
     )
     first_valid: ResizeResult | None = None
@@ -346,7 +339,9 @@ def resize(
     if first_valid is not None:
         return first_valid
     need, nearest = (
-        (None, None) if candidates else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft)
+        (None, None)
+        if candidates
+        else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft, floor_run)
     )
     return ResizeResult(
         plan=None,
@@ -354,6 +349,16 @@ def resize(
         config=base,
         nearest=nearest,
     )
+
+
+def _floor_run(record: RecipeRecord, base: EffectiveConfig, seq: int, peft: bool) -> RunSettings | None:
+    """The run settings the memory estimate reads for this recipe, at the asked sequence and mode (None
+    when the recipe's values cannot be read: then no layout is pruned for memory)."""
+    try:
+        run = fit_run_settings(record, base, kb=knowledge_base())
+    except UserError:
+        return None
+    return run.but(seq_length=seq, mode="peft" if peft else run.mode)
 
 
 def _as_validated(
@@ -400,7 +405,14 @@ def _checkpoint_overrides(base: EffectiveConfig, mode: str | None) -> list[Overr
 
 
 def _smallest_world(
-    arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, cp_goal: int, version: str, peft: bool
+    arch: ModelArch,
+    cluster: Cluster,
+    base: EffectiveConfig,
+    seq: int,
+    cp_goal: int,
+    version: str,
+    peft: bool,
+    floor_run: RunSettings | None,
 ) -> tuple[int | None, Any]:
     """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message:
     the memory estimator's search when it can judge the model, else the first count its floor admits."""
@@ -411,7 +423,8 @@ def _smallest_world(
     while world <= 4096:
         if world > cluster.num_gpus:
             bigger = cluster.model_copy(update={"num_gpus": world})
-            if next(_candidates(arch, bigger, base, seq, cp_goal, version, peft, None), None) is not None:
+            layouts = _candidates(arch, bigger, base, seq, cp_goal, version, peft, None, floor_run)
+            if next(layouts, None) is not None:
                 return world, nearest
         world *= 2
     return None, nearest
@@ -581,10 +594,10 @@ def _finish(
         )
     elif fit.status == "unknown":
         # The full estimate failed for this run: give the estimator's floor for the layout instead.
-        peak = layout_floor(
-            arch, plan.num_gpus, config, tp=plan.tp, pp=plan.pp, cp=plan.cp, ep=plan.ep or 1,
-            etp=plan.etp or plan.tp, seq_length=seq, micro_batch_size=plan.mbs, microbatches=plan.ga,
-            peft=config.is_peft,
+        peak = memory_floor(
+            arch, tp=plan.tp, pp=plan.pp, cp=plan.cp, ep=plan.ep or 1, etp=plan.etp or plan.tp,
+            world=plan.num_gpus, micro_batch_size=plan.mbs, microbatches=plan.ga,
+            run=fit_run_settings(record, config, kb=knowledge_base()).but(seq_length=seq),
         )  # fmt: skip
         findings.append(
             finding(
