@@ -10,6 +10,7 @@ Usage: python benchmarks/bench_fit_oracle.py [--version V ...] [--worst N]
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import time
 from collections import Counter
@@ -19,9 +20,34 @@ from assistant.errors import UserError
 from assistant.estimate.hardware import GIB
 from assistant.planning.estimate import estimate_run
 from assistant.rules.versions import BUNDLED_VERSIONS
+from assistant.settings import KNOWLEDGE_BASE
 from ui.commands.estimate import parse_args, run_from_record
 
 VERSIONS = BUNDLED_VERSIONS
+# The perf tables' precision names, as the benchmark recipe names spell them.
+PRECISION = {"bf16": "bf16", "fp8_cs": "fp8cs", "mxfp8": "fp8mx", "nvfp4": "nvfp4"}
+LAYOUT = ("tp", "pp", "cp", "vp", "ep", "mbs", "gbs")
+
+
+def published_layouts() -> set[tuple]:
+    """(model, GPU, GPU count, precision, TP, PP, CP, VP, EP, MBS, GBS) of every row of NVIDIA's published
+    performance tables (knowledge_base/calibration/perf_rows.json): the runs known to have fitted."""
+    rows = json.loads((KNOWLEDGE_BASE / "calibration" / "perf_rows.json").read_text())["rows"]
+    return {
+        (r["model"], r["gpu"], r["num_gpus"], PRECISION[r["precision"]], *(r[k] or None for k in LAYOUT))
+        for r in rows
+        if r["mode"] == "pretrain"
+    }
+
+
+def is_published(record, plan: dict, published: set[tuple]) -> bool:
+    """Whether this benchmark recipe, at the layout it was estimated at, is a published run."""
+    match = re.match(r"(.+?)_pretrain_\d+gpu_[a-z0-9]+_([a-z0-9]+)_config$", record.name)
+    if not match:
+        return False
+    model, precision = match.groups()
+    layout = tuple((plan[k] if plan[k] and (k != "vp" or plan[k] > 1) else None) for k in LAYOUT)
+    return (model, record.gpu_type, record.encoded_gpus, precision, *layout) in published
 
 
 def oracle_records(version: str) -> list:
@@ -40,6 +66,8 @@ def reason_class(message: str, record) -> str:
         return "no architecture record"
     if "does not define its architecture" in message:
         return "no architecture (no HF id)"
+    if message.startswith("global batch"):
+        return "upstream recipe inconsistency: its own global batch does not divide over its own GPUs"
     if "unknown GPU" in message or "GPU type" in message:
         return "GPU type not in hardware.json"
     return re.sub(r"\d+", "N", message)[:90]
@@ -66,11 +94,16 @@ def estimate_record(record, version: str) -> dict:
     except UserError as error:
         return {"status": "not estimated", "reason": str(error)}
     memory = result["memory"]
+    breakdown = memory["breakdown"]
     return {
         "status": "fits" if memory["fits"] else "does not fit",
         "peak": memory["peak_bytes"],
         "usable": memory["usable_bytes"],
         "tight": memory["tight"],
+        "plan": result["plan"],
+        "stage": memory["stage"],
+        "largest": max(breakdown, key=breakdown.get),
+        "breakdown": breakdown,
     }
 
 
@@ -79,6 +112,7 @@ def main() -> None:
     parser.add_argument("--version", action="append", choices=VERSIONS)
     parser.add_argument("--worst", type=int, default=8)
     options = parser.parse_args()
+    published = published_layouts()
     for version in options.version or VERSIONS:
         start = time.perf_counter()
         records = oracle_records(version)
@@ -91,6 +125,14 @@ def main() -> None:
             f"({sum(r.reachable for r in records)} reachable): {status['fits']} fit, "
             f"{status['does not fit']} do not fit ({share:.1%} of the estimated), "
             f"{status['not estimated']} not estimated  [{time.perf_counter() - start:.1f} s]"
+        )
+        on_record = [(r, o) for r, o in outcomes if o["status"] != "not estimated" and is_published(
+            r, o["plan"], published)]  # fmt: skip
+        contradicted = [r.name for r, o in on_record if o["status"] == "does not fit"]
+        print(
+            f"    published runs (same model, GPUs, precision and layout in NVIDIA's perf tables): "
+            f"{len(on_record)} estimated, {len(contradicted)} do not fit"
+            + (f" ({', '.join(contradicted)})" if contradicted else "")
         )
         reasons = Counter(reason_class(o["reason"], r) for r, o in outcomes if o["status"] == "not estimated")
         for reason, count in reasons.most_common():
@@ -106,10 +148,15 @@ def main() -> None:
             reverse=True,
         )
         for record, outcome in worst[: options.worst]:
+            plan = outcome["plan"]
+            layout = " ".join(f"{k.upper()}{plan[k]}" for k in LAYOUT if plan[k])
+            terms = ", ".join(f"{k} {v / GIB:.0f}" for k, v in outcome["breakdown"].items())
             print(
                 f"    worst: {record.name} on {record.encoded_gpus}x {record.gpu_type}: "
                 f"{outcome['peak'] / GIB:.1f} of {outcome['usable'] / GIB:.1f} GiB "
-                f"({outcome['peak'] / outcome['usable']:.0%})"
+                f"({outcome['peak'] / outcome['usable']:.0%}); {layout}; {outcome['stage']} stage; "
+                f"{outcome['largest']} dominate ({terms} GiB)"
+                + ("; a published run" if is_published(record, plan, published) else "")
             )
 
 

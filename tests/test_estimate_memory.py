@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -9,12 +10,12 @@ import pytest
 from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, load_hardware, resolve_gpu
-from assistant.estimate.memory import estimate_memory
+from assistant.estimate.memory import estimate_memory, memory_floor
 from assistant.estimate.run import RunSettings
 from assistant.kb import knowledge_base
 from assistant.records import Plan
 from assistant.settings import KNOWLEDGE_BASE
-from tests.archs import LLAMA3_8B, LLAMA3_70B, QWEN3_30B
+from tests.archs import DEEPSEEK_V3, LLAMA3_8B, LLAMA3_70B, NEMOTRON_3_NANO, QWEN3_30B
 
 HW = load_hardware(json.loads((KNOWLEDGE_BASE / "hardware.json").read_text()))
 H100 = HW["h100"]
@@ -405,3 +406,29 @@ def test_a_repeated_mtp_block_keeps_one_set_of_weights() -> None:
     once = estimate_memory(arch, layout, H100, run.but(features=RunFeatures(mtp_layers=1)))
     assert repeated.breakdown.params == pytest.approx(once.breakdown.params)
     assert repeated.breakdown.params < separate.breakdown.params
+
+
+@pytest.mark.parametrize("arch", [LLAMA3_8B, LLAMA3_70B, QWEN3_30B, DEEPSEEK_V3, NEMOTRON_3_NANO],
+                         ids=lambda a: a.hf_model_id)  # fmt: skip
+def test_the_pruning_floor_never_exceeds_the_estimate(arch) -> None:
+    """Resize prunes candidate layouts with memory_floor: it must stay under the full estimate's peak on
+    every layout, or resize would discard a layout the estimator accepts."""
+    experts = arch.num_moe_experts or 1
+    ratios: list[float] = []
+    for gpus, tp, pp, ep, mbs, recompute, mode in itertools.product(
+        (8, 64), (1, 2, 8), (1, 2, 4), (1, 8), (1, 4), (None, "selective", "full"), ("pretrain", "peft")
+    ):
+        if ep > experts or gpus % (tp * pp) or gpus % (pp * ep) or arch.num_layers % pp:
+            continue
+        layout = plan(gpus, tp=tp, pp=pp, ep=ep, mbs=mbs, gbs=mbs * gpus // (tp * pp) * 4)
+        for run in (
+            RunSettings(seq_length=4096, recompute=recompute, mode=mode, grad_reduce_in_fp32=False),
+            RunSettings(seq_length=4096, recompute=recompute, mode=mode, distributed_optimizer=False),
+        ):
+            peak = estimate_memory(arch, layout, H100, run).peak_bytes
+            floor = memory_floor(arch, tp=tp, pp=pp, cp=1, ep=ep, etp=layout.etp or tp, world=gpus,
+                                 micro_batch_size=mbs, microbatches=layout.ga, run=run)  # fmt: skip
+            assert floor <= peak, (gpus, tp, pp, ep, mbs, recompute, mode, run.distributed_optimizer)
+            ratios.append(floor / peak)
+    assert len(ratios) > 20
+    assert sorted(ratios)[len(ratios) // 2] > 0.5  # and it prunes: the median floor is half the peak or more

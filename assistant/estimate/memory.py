@@ -27,6 +27,7 @@ from assistant.estimate.shapes import (
     mix_of,
     mix_params,
     padded_vocab,
+    unmodelled_reason,
 )
 from assistant.records import ModelArch, Plan, Record
 from assistant.rules import upstream
@@ -606,3 +607,76 @@ def _assumptions(sp, t, fp8, recompute, modules, dist_opt, dp, c, ov, cuda_graph
     if cuda_graphs:
         out.append("CUDA graph pools added as a fixed constant")
     return out
+
+
+# ---------------------------------------------------------------- floor for pruning candidate layouts
+
+
+def estimable(arch: ModelArch) -> bool:
+    """Whether the memory estimator (and so the floor below) can describe this architecture."""
+    return arch.vocab_size is not None and unmodelled_reason(arch) is None
+
+
+def expert_params_per_gpu(arch: ModelArch, *, pp: int, ep: int, etp: int) -> float:
+    """Routed-expert parameters one GPU holds on an even pipeline split (the estimator's mix_params)."""
+    d = dims_of(arch)
+    return mix_params(d, mix_of(layer_kinds(arch))).routed / (ep * etp * pp)
+
+
+def memory_floor(
+    arch: ModelArch,
+    *,
+    tp: int,
+    pp: int,
+    cp: int,
+    ep: int,
+    etp: int,
+    world: int,
+    micro_batch_size: int,
+    microbatches: int,
+    run: RunSettings,
+) -> float:
+    """A lower bound of estimate_memory's peak, cheap enough for every candidate layout a resize considers.
+
+    The same per-stage weight, gradient, optimizer and activation terms with the run's dtypes, optimizer
+    sharding and recompute, on the stages estimate_memory checks (Megatron's even split, no VP), for the
+    micro-batches of a 1F1B warm-up, without what only adds: logits, embedding activations, MTP, FP8 weight
+    copies, Megatron-FSDP's gathered layer, workspaces, fragmentation and the CUDA context. It prunes only
+    layouts the full estimate would reject.
+    """
+    d = dims_of(arch)
+    kinds = layer_kinds(arch)
+    vocab = padded_vocab(d.vocab, tp)
+    tokens = run.seq_length * micro_batch_size / cp
+    sharded_state = run.distributed_optimizer or run.fsdp
+    dense_shard = max(world // (tp * pp), 1) if sharded_state else 1
+    expert_shard = max(world // (pp * ep * etp), 1) if sharded_state else 1
+    param_bytes = 1.0 if run.fp8_param else 2.0
+    grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
+    opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
+    peft = run.mode == "peft"
+    modules = set(run.recompute_modules or ["core_attn"]) if run.recompute == "selective" else set()
+    frozen = frozenset(run.features.lora_targets or LORA_TARGETS) if peft else None
+    floor = 0.0
+    for rank in _stages_to_check(kinds, pp, 1):
+        mix = stage_layers(kinds, pp, 1, rank)
+        lp = mix_params(d, mix)
+        dense = lp.tp_sharded / tp + lp.replicated
+        dense += d.hidden * vocab / tp * ((rank == 0) + (rank == pp - 1 and (not d.tied or pp > 1)))
+        experts = lp.routed / (ep * etp)
+        if peft:
+            state = param_bytes * (dense + experts)  # the frozen base; adapters are too small for a bound
+        else:
+            held = (dense_shard if run.fsdp else 1, expert_shard if run.fsdp else 1)
+            state = (param_bytes + grad_bytes) * (dense / held[0] + experts / held[1])
+            state += opt_bytes * (dense / dense_shard + experts / expert_shard)
+        if not mix.layers:
+            activations = 0.0
+        elif run.recompute == "full":
+            activations = tokens * d.hidden * 2 / tp * mix.layers  # the checkpointed layer inputs
+        else:
+            plain, gemm = _mix_elements(d, mix, modules, frozen)
+            gemm_byte = 1.0 if precision_unit(run.precision) in {"fp8", "fp4"} else 2.0
+            activations = tokens * (2 * plain + gemm_byte * gemm) / tp  # saved tensors, split by TP
+        floor = max(floor, state + activations * min(pp - rank, max(microbatches, 1)))
+    return floor

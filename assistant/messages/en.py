@@ -315,9 +315,9 @@ MESSAGES: dict[str, str] = {
         "first."
     ),
     "fit-unknown.heuristic": (
-        "Memory fit not judged ({note}). A coarse parameter-memory heuristic puts the busiest GPU at "
-        "about {peak_gb:.0f} GB of {usable_gb:.0f} GB; if it runs out of memory, lower "
-        "train.micro_batch_size first."
+        "Memory fit not judged ({note}). The estimator's floor (model state and activations, no "
+        "overheads) puts the busiest GPU at no less than {peak_gb:.0f} GB of {usable_gb:.0f} GB; if it "
+        "runs out of memory, lower train.micro_batch_size first."
     ),
     "single-gpu-needs-peft": (
         "One GPU can only run PEFT (LoRA/DoRA); {name} is a {mode} recipe. Pick this model's "

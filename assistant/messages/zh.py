@@ -271,7 +271,7 @@ MESSAGES: dict[str, str] = {
     ),
     "fit-unknown.heuristic": (
         "尚未判断显存是否足够（{note}）。"
-        "粗略的参数显存估算显示最忙的 GPU 约需 {peak_gb:.0f} GB（共 "
+        "估算器的下限（模型状态与激活，不含固定开销）显示最忙的 GPU 至少需要 {peak_gb:.0f} GB（共 "
         "{usable_gb:.0f} GB）；如果 OOM，"
         "先减小 train.micro_batch_size。"
     ),

@@ -36,28 +36,8 @@ def estimate_fit(
     if unmodelled:
         note = msg("fit-note.unmodelled", reason=unmodelled)
         return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
-    values = {**record.fields, **(config.values if config else {})}
-    recompute = (config.recompute_granularity if config else None) or record.recompute
     try:
-        run = RunSettings(
-            seq_length=(config.seq_length if config else None) or record.seq_length or DEFAULT_SEQ,
-            mode=(config.mode if config else None) or record.mode or "pretrain",
-            precision=(config.precision if config else None) or record.precision or "bf16",
-            recompute=recompute if recompute in ("selective", "full") else None,  # type: ignore[arg-type]
-            recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
-            recompute_num_layers=values.get("model.recompute_num_layers"),
-            recompute_method=values.get("model.recompute_method"),
-            fp8_param=_stores_fp8_weights(values, config.version if config else record.version, kb),
-            lora_rank=int(values.get("peft.dim") or LORA_RANK),
-            fsdp=bool(config.fsdp) if config else bool(record.fsdp),
-            cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
-            distributed_optimizer=shards_optimizer_state(values),
-            grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
-            precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
-            optimizer_bytes=optimizer_state_bytes(values),
-            offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
-            features=features_from_fields(values),  # memory reads mtp_layers, te_cross_entropy, lora_targets
-        )
+        run = fit_run_settings(record, config, kb=kb)
         memory = estimate_memory(
             arch,
             plan,
@@ -73,6 +53,33 @@ def estimate_fit(
         usable_bytes=memory.usable_bytes,
         margin_bytes=memory.margin_bytes,
         tight=memory.tight,
+    )
+
+
+def fit_run_settings(
+    record: RecipeRecord, config: EffectiveConfig | None, *, kb: KnowledgeBase
+) -> RunSettings:
+    """What the memory estimator reads from a recipe and its effective values (resize's floor too)."""
+    values = {**record.fields, **(config.values if config else {})}
+    recompute = (config.recompute_granularity if config else None) or record.recompute
+    return RunSettings(
+        seq_length=(config.seq_length if config else None) or record.seq_length or DEFAULT_SEQ,
+        mode=(config.mode if config else None) or record.mode or "pretrain",
+        precision=(config.precision if config else None) or record.precision or "bf16",
+        recompute=recompute if recompute in ("selective", "full") else None,  # type: ignore[arg-type]
+        recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
+        recompute_num_layers=values.get("model.recompute_num_layers"),
+        recompute_method=values.get("model.recompute_method"),
+        fp8_param=_stores_fp8_weights(values, config.version if config else record.version, kb),
+        lora_rank=int(values.get("peft.dim") or LORA_RANK),
+        fsdp=bool(config.fsdp) if config else bool(record.fsdp),
+        cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
+        distributed_optimizer=shards_optimizer_state(values),
+        grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
+        precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
+        optimizer_bytes=optimizer_state_bytes(values),
+        offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
+        features=features_from_fields(values),  # memory reads mtp_layers, te_cross_entropy, lora_targets
     )
 
 

@@ -18,17 +18,18 @@ from pydantic import Field
 
 from assistant.errors import UserError
 from assistant.estimate.hardware import GpuSpec
+from assistant.estimate.memory import estimable, memory_floor
+from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
 from assistant.messages import Localized, msg
-from assistant.planning.fit import estimate_fit
+from assistant.planning.fit import estimate_fit, fit_run_settings
 from assistant.planning.search import NearestFit, nearest_fit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config
 from assistant.rules.findings import divisors, effective_etp, finding, next_pow2, tp_allowed
 from assistant.rules.fit import FitVerdict
-from assistant.rules.memory import bytes_per_gpu, fits, heuristic_applies, param_split
 from assistant.rules.validate import (
     LONG_CONTEXT,
     SPLIT_LAYER_FLAGS,
@@ -126,26 +127,12 @@ def choose_vp(
     return min(options, key=lambda d: (abs(per_stage / d - TARGET_LAYERS_PER_CHUNK), d))
 
 
-def model_fits(
-    arch: ModelArch, cluster: Cluster, *, tp, pp, cp, ep, etp, seq, mbs, peft, full_recompute, split=None
-) -> bool:
-    """The one place resize asks whether a layout fits while it prunes candidates: the coarse heuristic,
-    cheap enough for every candidate; the chosen plan's verdict comes from the estimator (estimate_fit)."""
-    need = bytes_per_gpu(
-        arch,
-        tp=tp,
-        pp=pp,
-        cp=cp,
-        ep=ep,
-        etp=etp,
-        world=cluster.num_gpus,
-        seq_length=seq,
-        micro_batch_size=mbs,
-        peft=peft,
-        full_recompute=full_recompute,
-        split=split,
-    )
-    return fits(need, usable_bytes(cluster.gpu_type))
+def model_fits(arch: ModelArch, cluster: Cluster, run: RunSettings, **layout: int) -> bool:
+    """The one place resize asks whether a layout fits while it prunes candidates: the memory estimator's
+    floor (estimate/memory.py memory_floor) with the run settings the full estimate reads, so only layouts
+    that estimate would reject are pruned; the chosen plan's verdict comes from it (estimate_fit)."""
+    need = memory_floor(arch, world=cluster.num_gpus, run=run, **layout)
+    return need <= usable_bytes(cluster.gpu_type)
 
 
 # ---------------------------------------------------------------- search
@@ -164,11 +151,13 @@ def _candidates(
     version: str,
     peft: bool,
     validated_gpus: int | None,
+    floor_run: RunSettings | None,
 ) -> Iterator[_Layout]:
     """Every layout that passes the cheap arithmetic checks and fits; ranked by the resize preferences.
 
     The recipe's own layout at its own sequence length counts as fitting on at least the GPU count it
-    was validated for (`validated_gpus`): upstream ran it, and the heuristic is coarser than that.
+    was validated for (`validated_gpus`): upstream ran it, whatever the floor says. Without `floor_run`
+    (the settings the memory estimate reads) nothing is pruned for memory.
     """
     world = cluster.num_gpus
     domain = nvlink_domain(cluster.gpu_type, cluster.gpus_per_node)
@@ -194,9 +183,7 @@ def _candidates(
     mbs_options = [pinned["mbs"]] if "mbs" in pinned else mbs_options
     gbs0 = base.global_batch_size or DEFAULT_GBS
     recipe_layout = (base.tp, base.pp, base.cp, base.ep)
-    full_recompute = (base.recompute_granularity or "").lower() == "full"
-    split = param_split(arch)
-    judged = heuristic_applies(arch)  # else no memory pruning; the plan's fit verdict says "unknown"
+    judged = estimable(arch)  # else the plan's fit verdict says "unknown"
     for tp in tps:
         for pp in pps:
             for cp in cps:
@@ -216,27 +203,18 @@ def _candidates(
                             and validated_gpus is not None
                             and world >= validated_gpus
                         )
-                        if (
-                            judged
-                            and not trusted
-                            and not model_fits(
-                                arch,
-                                cluster,
-                                tp=tp,
-                                pp=pp,
-                                cp=cp,
-                                ep=ep,
-                                etp=etp_eff,
-                                seq=seq,
-                                mbs=mbs,
-                                peft=peft,
-                                full_recompute=full_recompute,
-                                split=split,
-                            )
-                        ):
-                            continue
                         step = mbs * dp
                         gbs = gbs0 if gbs0 % step == 0 else max(step, round(gbs0 / step) * step)
+                        if (
+                            judged
+                            and floor_run is not None
+                            and not trusted
+                            and not model_fits(
+                                arch, cluster, floor_run, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp_eff,
+                                micro_batch_size=mbs, microbatches=gbs // step,
+                            )  # fmt: skip
+                        ):
+                            continue
                         if "gbs" in pinned and gbs != gbs0:
                             continue
                         rank = (
@@ -340,8 +318,9 @@ def resize(
     seq = seq_len or base.seq_length or DEFAULT_SEQ
     cp_goal = target_cp(base.seq_length, base.cp, seq)
     validated = record.encoded_gpus or record.min_gpus
+    floor_run = _floor_run(record, base, seq, peft)
     candidates = sorted(
-        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated),
+        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated, floor_run),
         key=lambda layout: layout.rank,
     )
     first_valid: ResizeResult | None = None
@@ -349,9 +328,9 @@ def resize(
         result = _finish(record, arch, cluster, base, layout, seq, version, mode)
         if result is None:
             continue
-        # The heuristic ranking is coarse: the first valid layout the memory estimator does not reject wins;
-        # if it rejects them all, the first valid one is kept with its fit-oom warning. The recipe's own
-        # layout on the GPUs upstream validated it on is kept whatever the estimate says.
+        # The floor only prunes what cannot fit: the first valid layout the memory estimator does not
+        # reject wins; if it rejects them all, the first valid one is kept with its fit-oom warning. The
+        # recipe's own layout on the GPUs upstream validated it on is kept whatever the estimate says.
         own = (layout.tp, layout.pp, layout.cp, layout.ep) == (base.tp, base.pp, base.cp, base.ep)
         upstream_ran_it = own and seq == base.seq_length and validated and cluster.num_gpus >= validated
         if upstream_ran_it or result.fit is None or result.fit.status != "does-not-fit":
@@ -360,7 +339,9 @@ def resize(
     if first_valid is not None:
         return first_valid
     need, nearest = (
-        (None, None) if candidates else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft)
+        (None, None)
+        if candidates
+        else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft, floor_run)
     )
     return ResizeResult(
         plan=None,
@@ -368,6 +349,16 @@ def resize(
         config=base,
         nearest=nearest,
     )
+
+
+def _floor_run(record: RecipeRecord, base: EffectiveConfig, seq: int, peft: bool) -> RunSettings | None:
+    """The run settings the memory estimate reads for this recipe, at the asked sequence and mode (None
+    when the recipe's values cannot be read: then no layout is pruned for memory)."""
+    try:
+        run = fit_run_settings(record, base, kb=knowledge_base())
+    except UserError:
+        return None
+    return run.but(seq_length=seq, mode="peft" if peft else run.mode)
 
 
 def _as_validated(
@@ -414,10 +405,17 @@ def _checkpoint_overrides(base: EffectiveConfig, mode: str | None) -> list[Overr
 
 
 def _smallest_world(
-    arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, cp_goal: int, version: str, peft: bool
+    arch: ModelArch,
+    cluster: Cluster,
+    base: EffectiveConfig,
+    seq: int,
+    cp_goal: int,
+    version: str,
+    peft: bool,
+    floor_run: RunSettings | None,
 ) -> tuple[int | None, Any]:
     """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message:
-    the memory estimator's answer when it can judge the model, else the heuristic's."""
+    the memory estimator's search when it can judge the model, else the first count its floor admits."""
     nearest = _estimator_nearest(arch, cluster, base, seq, version, peft)
     if nearest is not None and nearest.min_gpus:
         return nearest.min_gpus, nearest
@@ -425,7 +423,8 @@ def _smallest_world(
     while world <= 4096:
         if world > cluster.num_gpus:
             bigger = cluster.model_copy(update={"num_gpus": world})
-            if next(_candidates(arch, bigger, base, seq, cp_goal, version, peft, None), None) is not None:
+            layouts = _candidates(arch, bigger, base, seq, cp_goal, version, peft, None, floor_run)
+            if next(layouts, None) is not None:
                 return world, nearest
         world *= 2
     return None, nearest
@@ -587,27 +586,19 @@ def _finish(
         sp=sp,
     )
     fit = estimate_fit(record, arch, plan, cluster, config, kb=knowledge_base())
-    if fit.status == "unknown" and not heuristic_applies(arch):
+    if fit.status == "unknown" and not estimable(arch):
         findings.append(
             finding(
                 "fit-unknown", "info", msg("fit-unknown", note=Localized(fit.note, fit.note_zh or fit.note))
             )
         )
     elif fit.status == "unknown":
-        # The estimator cannot judge this model: give the coarse heuristic's number instead.
-        peak = bytes_per_gpu(
-            arch,
-            tp=plan.tp,
-            pp=plan.pp,
-            cp=plan.cp,
-            ep=plan.ep,
-            etp=plan.etp or plan.tp,
-            world=plan.num_gpus,
-            seq_length=seq,
-            micro_batch_size=plan.mbs,
-            peft=config.is_peft,
-            full_recompute=(config.recompute_granularity or "").lower() == "full",
-        )
+        # The full estimate failed for this run: give the estimator's floor for the layout instead.
+        peak = memory_floor(
+            arch, tp=plan.tp, pp=plan.pp, cp=plan.cp, ep=plan.ep or 1, etp=plan.etp or plan.tp,
+            world=plan.num_gpus, micro_batch_size=plan.mbs, microbatches=plan.ga,
+            run=fit_run_settings(record, config, kb=knowledge_base()).but(seq_length=seq),
+        )  # fmt: skip
         findings.append(
             finding(
                 "fit-unknown",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from math import prod
 
 from assistant.estimate.hardware import GpuSpec
+from assistant.estimate.memory import estimable, expert_params_per_gpu
 from assistant.messages import msg
 from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, gpu_label
 from assistant.rules import upstream
@@ -27,7 +28,6 @@ from assistant.rules.findings import (
     next_pow2,
     tp_allowed,
 )
-from assistant.rules.memory import heuristic_applies, param_split
 from assistant.rules.versions import traits
 
 LONG_CONTEXT = 8192  # above this the skill asks for context parallelism
@@ -910,16 +910,15 @@ def rule_moe_pitfalls(ctx: _Context) -> list[Finding]:
             )
         )
     experts = arch.num_moe_experts
-    if not heuristic_applies(arch):
+    if not estimable(arch):
         return found
-    split = param_split(arch)
     hbm = ctx.gpu.usable_bytes
 
     def expert_state(ep: int) -> float:
         """Expert weights + grads, plus Adam state sharded over the expert data-parallel ranks."""
         etp = effective_etp(config.etp, config.tp, ep, ctx.version)
         per_param = 2.2 if config.is_peft else 6.0 + 12.0 / max(ctx.world // (config.pp * ep * etp), 1)
-        return split.expert * per_param / (ep * etp * config.pp)
+        return expert_params_per_gpu(arch, pp=config.pp, ep=ep, etp=etp) * per_param
 
     def fits_world(ep: int) -> bool:
         return ctx.world % (config.pp * ep * effective_etp(config.etp, config.tp, ep, ctx.version)) == 0
