@@ -63,9 +63,17 @@ CONFIG_FIELDS = (
 
 
 def _inputs(
-    recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int, kind: str | None = None
+    recipe: str,
+    version: str | None,
+    gpus: int,
+    gpu_type: str,
+    gpus_per_node: int,
+    seq_len: int | None,
+    kind: str | None = None,
 ):
+    """Every bound on the command's numbers is checked here, once, before any work."""
     check_gpus(gpus, gpus_per_node)
+    check_seq_len(seq_len)
     knowledge_base().gpu_spec(gpu_type)
     version = normalize_version(version or catalog.default_version())
     record: RecipeRecord = catalog.resolve_recipe(recipe, version=version, kind=kind)
@@ -82,7 +90,6 @@ def _arch(record: RecipeRecord) -> ModelArch | None:
 def _user_overrides(items: list[str] | None, seq_len: int | None) -> dict[str, Any]:
     overrides = parse_overrides(list(items or []))
     if seq_len is not None:
-        check_seq_len(seq_len)
         overrides["dataset.seq_length"] = seq_len
         overrides["model.seq_length"] = seq_len
     return overrides
@@ -127,7 +134,9 @@ def _findings_table(console: Console, findings: list[Finding]) -> None:
 def run_check(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
+    version, record, launcher, cluster, arch = _inputs(
+        recipe, version, gpus, gpu_type, gpus_per_node, seq_len, kind
+    )
     user = _user_overrides(overrides, seq_len)
     check_override_keys(user, catalog.load_catalog(version))
     config = build_config(record, user, version=version, dataset=dataset)
@@ -157,8 +166,9 @@ def _fit(record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, 
 def run_plan(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
-    check_seq_len(seq_len)
+    version, record, launcher, cluster, arch = _inputs(
+        recipe, version, gpus, gpu_type, gpus_per_node, seq_len, kind
+    )
     user = _user_overrides(overrides, None)
     check_override_keys(user, catalog.load_catalog(version))
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
