@@ -21,8 +21,9 @@ from assistant.errors import UserError
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import Catalog, EnvValue, RecipeRecord, RecipeVariant
 from assistant.rules.commands import forward_step
-from assistant.rules.versions import normalize_version, version_key
+from assistant.rules.versions import normalize_version
 from assistant.settings import Settings, get_settings
+from assistant.version_resolve import bundled_choice, unknown_version_error
 
 
 def default_version(settings: Settings | None = None) -> str:
@@ -80,10 +81,7 @@ def load_catalog(version: str | None = None, kb: KnowledgeBase | None = None) ->
     kb = kb or knowledge_base()
     version = normalize_version(version or default_version())
     if version not in available_versions(kb):
-        raise UserError(
-            f"no recipe catalog for Megatron-Bridge version '{version}'. "
-            f"Available versions: {', '.join(available_versions(kb))}."
-        )
+        raise unknown_version_error(version, available_versions(kb))
     return _load(kb, version)
 
 
@@ -174,42 +172,22 @@ def find_recipes(
 # ---------------------------------------------------------------------------- version detection
 
 
-def detect_version(path: str | Path | None = None) -> str | None:
-    """Bundled catalog version closest to the Megatron-Bridge at `path` (a checkout or package dir),
-    or to the installed `megatron-bridge` distribution when path is None. None when nothing is found."""
+def detect_version(path: str | Path | None = None, kb: KnowledgeBase | None = None) -> str | None:
+    """The bundled catalog that answers for the Megatron-Bridge at `path` (a checkout or package dir), or
+    for the installed `megatron-bridge` distribution when path is None, by the one resolver
+    (assistant/version_resolve.py). None when nothing is found or no bundled catalog answers for it."""
     raw = source_version(path)
-    return nearest_bundled(raw) if raw else None
+    if not raw:
+        return None
+    try:
+        return bundled_choice(raw, available_versions(kb)).version
+    except UserError:
+        return None
 
 
 def source_version(path: str | Path | None = None) -> str | None:
     """The version string a checkout/package dir (or the installed distribution) declares, unmapped."""
     return _raw_version_from_path(Path(path)) if path is not None else _installed_version()
-
-
-def nearest_bundled(raw: str) -> str:
-    """Map any version string to a bundled catalog: the exact one; else the release with the same
-    major.minor; a build whose major.minor is newer than every release (main reports 0.7.0) maps to
-    "main"; otherwise the release with the nearest minor, the newer one on a tie (0.4.2 -> 0.5.1,
-    whose launcher it shares)."""
-    versions = available_versions()
-    normalized = normalize_version(raw)
-    if normalized in versions:
-        return normalized
-    key = version_key(normalized)
-    releases = [v for v in versions if v != "main"]
-    if not releases:
-        return versions[0] if versions else normalized
-    same_minor = [v for v in releases if version_key(v)[:2] == key[:2]]
-    if same_minor:
-        return same_minor[-1]
-    if "main" in versions and key[:2] > version_key(releases[-1])[:2]:
-        return "main"
-
-    def distance(version: str) -> tuple[int, int]:
-        major, minor, _ = version_key(version)
-        return (abs(major - key[0]) * 1000 + abs(minor - key[1]), -version_key(version)[1])
-
-    return min(releases, key=distance)
 
 
 def _installed_version() -> str | None:

@@ -76,7 +76,7 @@ def test_the_gradio_handler_gives_the_same_message(settings, question, message, 
 @pytest.mark.timeout(HANG_GUARD_S)
 @pytest.mark.parametrize(
     ("version", "history", "message"),
-    [("9.9.9", [], "no recipe catalog for Megatron-Bridge version '9.9.9'"), ("0.6.0", "not a list", "Hi!")],
+    [("9.9.9", [], "Megatron-Bridge 9.9.9 is not bundled"), ("0.6.0", "not a list", "Hi!")],
 )
 def test_the_gradio_api_answers_bad_arguments_clearly(settings, version, history, message):
     *_, last = respond("hi", history, version, "auto", settings)

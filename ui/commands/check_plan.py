@@ -19,7 +19,7 @@ from assistant.records import Cluster, Finding, ModelArch, Plan, RecipeRecord
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
 from assistant.rules.validate import has_errors, validate
-from assistant.rules.versions import normalize_version
+from assistant.version_resolve import VersionChoice, selected_choice
 from ui.tables import Column, print_rows
 
 FINDING_COLUMNS = (
@@ -75,12 +75,13 @@ def _inputs(
     check_gpus(gpus, gpus_per_node)
     check_seq_len(seq_len)
     knowledge_base().gpu_spec(gpu_type)
-    version = normalize_version(version or catalog.default_version())
+    choice = selected_choice(version, knowledge_base())
+    version = choice.version
     record: RecipeRecord = catalog.resolve_recipe(recipe, version=version, kind=kind)
     launcher = catalog.load_catalog(version).launcher
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type.lower(), gpus_per_node=gpus_per_node)
     record = catalog.on_gpu(record, cluster.gpu_type)
-    return version, record, launcher, cluster, _arch(record)
+    return choice, record, launcher, cluster, _arch(record)
 
 
 def _arch(record: RecipeRecord) -> ModelArch | None:
@@ -134,22 +135,31 @@ def _findings_table(console: Console, findings: list[Finding]) -> None:
 def run_check(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(
+    choice, record, launcher, cluster, arch = _inputs(
         recipe, version, gpus, gpu_type, gpus_per_node, seq_len, kind
     )
+    version = choice.version
     user = _user_overrides(overrides, seq_len)
     check_override_keys(user, catalog.load_catalog(version))
     config = build_config(record, user, version=version, dataset=dataset)
     findings = validate(
         config, arch, cluster, version, launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
     ) + _arch_note(record, arch)
-    return {
+    out = {
         "config": config_json(config, cluster),
         "findings": [item.to_json() for item in findings],
         "valid": not has_errors(findings),
         "fit": _fit(record, arch, config, cluster),
         "recipe_resolution": catalog.resolution_note(recipe, record, kind),
     }
+    return _with_version_note(out, choice)
+
+
+def _with_version_note(out: dict[str, Any], choice: VersionChoice) -> dict[str, Any]:
+    """A --version answered from another bundled release says so, under the key `ask --json` uses."""
+    if choice.note_en:
+        out["version_note"] = choice.note_en
+    return out
 
 
 def _fit(record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, cluster: Cluster):
@@ -166,9 +176,10 @@ def _fit(record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, 
 def run_plan(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(
+    choice, record, launcher, cluster, arch = _inputs(
         recipe, version, gpus, gpu_type, gpus_per_node, seq_len, kind
     )
+    version = choice.version
     user = _user_overrides(overrides, None)
     check_override_keys(user, catalog.load_catalog(version))
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
@@ -213,6 +224,7 @@ def run_plan(
             out["commands"][key] = None
     if search:
         out["search"] = _search(arch, cluster, record, result, seq_len)
+    _with_version_note(out, choice)
     return out
 
 
@@ -293,8 +305,12 @@ def _print_plan(data: dict[str, Any]) -> None:
 KIND_HELP = "library or benchmark, when both have this name (or write library:NAME / benchmark:NAME)."
 
 
-def _say_resolution(resolution: dict[str, Any]) -> None:
-    """Two records share the name: say on stderr which one was used and how to get the other."""
+def _say_resolution(data: dict[str, Any]) -> None:
+    """Say on stderr which release answers a --version that is not bundled itself, and, when two records
+    share the name, which one was used and how to get the other."""
+    if data.get("version_note"):
+        typer.secho(f"note: {data['version_note']}", fg=typer.colors.YELLOW, err=True)
+    resolution = data["recipe_resolution"]
     if resolution["ambiguous"]:
         typer.secho(f"note: {resolution['note']}", fg=typer.colors.YELLOW, err=True)
 
@@ -321,7 +337,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check a recipe plus overrides against Megatron's rules before launching it."""
         data = run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind)
-        _say_resolution(data["recipe_resolution"])
+        _say_resolution(data)
         if as_json:
             typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:
@@ -349,7 +365,7 @@ def register(app: typer.Typer) -> None:
         data = run_plan(
             recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind
         )
-        _say_resolution(data["recipe_resolution"])
+        _say_resolution(data)
         if as_json:
             typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:
