@@ -79,7 +79,7 @@ def load_catalog(version: str | None = None, kb: KnowledgeBase | None = None) ->
     """The catalog of `version` (default: the settings' default version) in `kb` (default: the settings'
     knowledge base); cached per process."""
     kb = kb or knowledge_base()
-    version = normalize_version(version or default_version())
+    version = normalize_version(version or kb.default_version)
     if version not in available_versions(kb):
         raise unknown_version_error(version, available_versions(kb))
     return _load(kb, version)
@@ -105,13 +105,15 @@ def split_kind(name: str, kind: str | None = None) -> tuple[str, str | None]:
     return rest, head
 
 
-def resolve_recipe(name: str, version: str | None = None, kind: str | None = None) -> RecipeRecord:
+def resolve_recipe(
+    name: str, version: str | None = None, kind: str | None = None, kb: KnowledgeBase | None = None
+) -> RecipeRecord:
     """The record of an exact recipe name or alias (`library:NAME`/`benchmark:NAME` qualify it); library
     wins over benchmark when kind is None (resolution_note says so when both exist)."""
     name, kind = split_kind(name, kind)
     if kind is not None and kind not in KINDS:
         raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
-    catalog = load_catalog(version)
+    catalog = load_catalog(version, kb)
     wanted = name.strip().removeprefix("megatron.bridge.recipes.").removesuffix("()")
     matches = [r for r in _index(catalog).get(wanted, []) if kind is None or r.kind == kind]
     if matches:
@@ -123,12 +125,18 @@ def resolve_recipe(name: str, version: str | None = None, kind: str | None = Non
     raise UserError(f"no {what} named '{wanted}' in Megatron-Bridge {catalog.version}.{hint}")
 
 
-def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) -> dict[str, Any]:
+def resolution_note(
+    name: str, record: RecipeRecord, kind: str | None = None, kb: KnowledgeBase | None = None
+) -> dict[str, Any]:
     """Which record a recipe name resolved to and how: `ambiguous` when the version has both a library and
     a benchmark recipe of that name and neither --kind nor a `kind:` prefix chose."""
     _, kind = split_kind(name, kind)
     others = sorted(
-        {r.kind for r in _index(load_catalog(record.version)).get(record.name, []) if r.kind != record.kind}
+        {
+            r.kind
+            for r in _index(load_catalog(record.version, kb)).get(record.name, [])
+            if r.kind != record.kind
+        }
     )
     ambiguous = bool(others) and kind is None
     if ambiguous:
@@ -155,9 +163,10 @@ def find_recipes(
     mode: str | None = None,
     kind: str | None = None,
     hf_model_id: str | None = None,
+    kb: KnowledgeBase | None = None,
 ) -> list[RecipeRecord]:
     """Records matching every given filter, in catalog order (kind, name)."""
-    catalog = load_catalog(version)
+    catalog = load_catalog(version, kb)
     hf = hf_model_id.lower() if hf_model_id else None
     return [
         r
