@@ -21,8 +21,9 @@ from assistant.errors import UserError
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import Catalog, EnvValue, RecipeRecord, RecipeVariant
 from assistant.rules.commands import forward_step
-from assistant.rules.versions import normalize_version, version_key
+from assistant.rules.versions import normalize_version
 from assistant.settings import Settings, get_settings
+from assistant.version_resolve import bundled_choice, unknown_version_error
 
 
 def default_version(settings: Settings | None = None) -> str:
@@ -78,12 +79,9 @@ def load_catalog(version: str | None = None, kb: KnowledgeBase | None = None) ->
     """The catalog of `version` (default: the settings' default version) in `kb` (default: the settings'
     knowledge base); cached per process."""
     kb = kb or knowledge_base()
-    version = normalize_version(version or default_version())
+    version = normalize_version(version or kb.default_version)
     if version not in available_versions(kb):
-        raise UserError(
-            f"no recipe catalog for Megatron-Bridge version '{version}'. "
-            f"Available versions: {', '.join(available_versions(kb))}."
-        )
+        raise unknown_version_error(version, available_versions(kb))
     return _load(kb, version)
 
 
@@ -107,13 +105,15 @@ def split_kind(name: str, kind: str | None = None) -> tuple[str, str | None]:
     return rest, head
 
 
-def resolve_recipe(name: str, version: str | None = None, kind: str | None = None) -> RecipeRecord:
+def resolve_recipe(
+    name: str, version: str | None = None, kind: str | None = None, kb: KnowledgeBase | None = None
+) -> RecipeRecord:
     """The record of an exact recipe name or alias (`library:NAME`/`benchmark:NAME` qualify it); library
     wins over benchmark when kind is None (resolution_note says so when both exist)."""
     name, kind = split_kind(name, kind)
     if kind is not None and kind not in KINDS:
         raise UserError(f"--kind must be one of {', '.join(KINDS)}, not '{kind}'")
-    catalog = load_catalog(version)
+    catalog = load_catalog(version, kb)
     wanted = name.strip().removeprefix("megatron.bridge.recipes.").removesuffix("()")
     matches = [r for r in _index(catalog).get(wanted, []) if kind is None or r.kind == kind]
     if matches:
@@ -125,12 +125,18 @@ def resolve_recipe(name: str, version: str | None = None, kind: str | None = Non
     raise UserError(f"no {what} named '{wanted}' in Megatron-Bridge {catalog.version}.{hint}")
 
 
-def resolution_note(name: str, record: RecipeRecord, kind: str | None = None) -> dict[str, Any]:
+def resolution_note(
+    name: str, record: RecipeRecord, kind: str | None = None, kb: KnowledgeBase | None = None
+) -> dict[str, Any]:
     """Which record a recipe name resolved to and how: `ambiguous` when the version has both a library and
     a benchmark recipe of that name and neither --kind nor a `kind:` prefix chose."""
     _, kind = split_kind(name, kind)
     others = sorted(
-        {r.kind for r in _index(load_catalog(record.version)).get(record.name, []) if r.kind != record.kind}
+        {
+            r.kind
+            for r in _index(load_catalog(record.version, kb)).get(record.name, [])
+            if r.kind != record.kind
+        }
     )
     ambiguous = bool(others) and kind is None
     if ambiguous:
@@ -157,9 +163,10 @@ def find_recipes(
     mode: str | None = None,
     kind: str | None = None,
     hf_model_id: str | None = None,
+    kb: KnowledgeBase | None = None,
 ) -> list[RecipeRecord]:
     """Records matching every given filter, in catalog order (kind, name)."""
-    catalog = load_catalog(version)
+    catalog = load_catalog(version, kb)
     hf = hf_model_id.lower() if hf_model_id else None
     return [
         r
@@ -174,42 +181,22 @@ def find_recipes(
 # ---------------------------------------------------------------------------- version detection
 
 
-def detect_version(path: str | Path | None = None) -> str | None:
-    """Bundled catalog version closest to the Megatron-Bridge at `path` (a checkout or package dir),
-    or to the installed `megatron-bridge` distribution when path is None. None when nothing is found."""
+def detect_version(path: str | Path | None = None, kb: KnowledgeBase | None = None) -> str | None:
+    """The bundled catalog that answers for the Megatron-Bridge at `path` (a checkout or package dir), or
+    for the installed `megatron-bridge` distribution when path is None, by the one resolver
+    (assistant/version_resolve.py). None when nothing is found or no bundled catalog answers for it."""
     raw = source_version(path)
-    return nearest_bundled(raw) if raw else None
+    if not raw:
+        return None
+    try:
+        return bundled_choice(raw, available_versions(kb)).version
+    except UserError:
+        return None
 
 
 def source_version(path: str | Path | None = None) -> str | None:
     """The version string a checkout/package dir (or the installed distribution) declares, unmapped."""
     return _raw_version_from_path(Path(path)) if path is not None else _installed_version()
-
-
-def nearest_bundled(raw: str) -> str:
-    """Map any version string to a bundled catalog: the exact one; else the release with the same
-    major.minor; a build whose major.minor is newer than every release (main reports 0.7.0) maps to
-    "main"; otherwise the release with the nearest minor, the newer one on a tie (0.4.2 -> 0.5.1,
-    whose launcher it shares)."""
-    versions = available_versions()
-    normalized = normalize_version(raw)
-    if normalized in versions:
-        return normalized
-    key = version_key(normalized)
-    releases = [v for v in versions if v != "main"]
-    if not releases:
-        return versions[0] if versions else normalized
-    same_minor = [v for v in releases if version_key(v)[:2] == key[:2]]
-    if same_minor:
-        return same_minor[-1]
-    if "main" in versions and key[:2] > version_key(releases[-1])[:2]:
-        return "main"
-
-    def distance(version: str) -> tuple[int, int]:
-        major, minor, _ = version_key(version)
-        return (abs(major - key[0]) * 1000 + abs(minor - key[1]), -version_key(version)[1])
-
-    return min(releases, key=distance)
 
 
 def _installed_version() -> str | None:

@@ -28,7 +28,7 @@ from assistant.compose import (
 )
 from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.messages import msg, words
 from assistant.model_names import StemIndex, candidate_stems, match_model
@@ -63,7 +63,7 @@ from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose,
 from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
 from assistant.vectorstore import IndexUnavailable
 from assistant.version_facts import dataset_fact, launcher_facts
-from assistant.version_resolve import VersionChoice, bundled_choice
+from assistant.version_resolve import VersionChoice, selected_choice
 from assistant.version_resolve import resolve as resolve_choice
 
 log = logging.getLogger(__name__)
@@ -97,23 +97,17 @@ def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> S
     return conversation.update(slots, text=text) if conversation is not None else slots
 
 
-def resolve_version(requested: str | None) -> str:
-    """A bundled catalog version for what the user asked (exact, or the nearest release)."""
-    if not requested:
-        return catalogs.default_version()
-    return bundled_choice(requested, catalogs.available_versions()).version
-
-
-def _version_choice(question: str, selected: str | None, conversation: Conversation | None) -> VersionChoice:
+def _version_choice(
+    question: str, selected: str | None, conversation: Conversation | None, kb: KnowledgeBase
+) -> VersionChoice:
     """The shared resolver on this turn: the version its text (or the conversation) names wins over
     the caller's; a question comparing two versions keeps the caller's."""
-    if selected:  # a bad flag or dropdown value is the caller's error: refuse before reading the text
-        bundled_choice(selected, catalogs.available_versions())
-    slots = hear(_clip(question), version_context(resolve_version(selected)), None)
+    picked = selected_choice(selected, kb)  # a bad flag or dropdown value is refused before the text is read
+    slots = hear(_clip(question), version_context(picked.version), None)
     named = slots.version or (conversation.slots.version if conversation else None)
     if slots.other_version:
         named = None
-    return resolve_choice(selected, named, catalogs.default_version(), catalogs.available_versions())
+    return resolve_choice(selected, named, kb.default_version, kb.catalog_versions())
 
 
 RETRIEVAL_FAILED = msg("notice.retrieval_failed")
@@ -393,7 +387,8 @@ def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
 
 
 def _compare_answer(slots: Slots, lang: str) -> str:
-    versions = [resolve_version(v) for v in (slots.version, slots.other_version) if v]
+    named = (slots.version, slots.other_version)
+    versions = [selected_choice(v, knowledge_base()).version for v in named if v]
     if len(versions) < 2:
         return clarifying_question(["versions"], lang)
     rows = []
@@ -589,8 +584,8 @@ def ask(
     A problem in what the question asks for (an unknown version, an override value the launcher would
     reject) becomes the answer's text; only a bad `version` argument raises, as a UserError.
     """
-    base_version = resolve_version(version)
     settings = settings or get_settings()
+    base_version = selected_choice(version, knowledge_base(settings)).version
     with turn_budget.turn(settings.answer_budget_s):
         return _budgeted_turn(question, base_version, version, conversation, lang, settings, use_llm)
 
@@ -630,7 +625,7 @@ def _answer_turn(
     try:
         check_question(question)
         check_count_text(_clip(question))
-        choice = _version_choice(question, version, conversation)
+        choice = _version_choice(question, version, conversation, knowledge_base(turn.settings))
         base_version = choice.version
         _refuse_unknown_keys(question, base_version)
         return _with_version_note(_ask_turn(question, base_version, turn, conversation), choice)

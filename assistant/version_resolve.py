@@ -1,4 +1,5 @@
-"""Which bundled catalog answers a question: one rule for the CLI, Gradio, Slack and MCP.
+"""Which bundled catalog answers a question: one rule for every front end (CLI ask/plan/check/recipes,
+Gradio, Slack, MCP, batch eval) and for a detected checkout version.
 
 A version written in the question wins over the front end's selector (`--version`, the dropdown), and
 the answer says so in one line. A version between two bundled releases is answered from the nearest
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assistant.errors import UserError
+from assistant.kb import KnowledgeBase
 from assistant.rules.versions import normalize_version, version_key
 
 INDEX_HINT = "autorecipe recipes index"
@@ -75,6 +77,12 @@ def bundled_choice(raw: str, bundled: list[str]) -> VersionChoice:
         f"没有内置 Megatron-Bridge {normalized}；以下按最接近的较早内置版本 {earlier} 回答，"
         f"{normalized} 中的名称和参数可能不同。",
     )
+
+
+def selected_choice(selected: str | None, kb: KnowledgeBase) -> VersionChoice:
+    """A front end's own pick (flag, dropdown, batch line) in `kb`: exact, the nearest earlier bundled
+    release with a notice, or refused; nothing picked: the knowledge base's default version."""
+    return bundled_choice(selected, kb.catalog_versions()) if selected else VersionChoice(kb.default_version)
 
 
 def resolve(selected: str | None, named: str | None, default: str, bundled: list[str]) -> VersionChoice:

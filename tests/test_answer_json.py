@@ -21,6 +21,9 @@ from assistant.session import Conversation
 from assistant.settings import Settings
 from evals.run import DEFAULT_SET, load_golden
 
+# runs the whole answer service on one golden row per answer kind: 35 s of the fast set
+pytestmark = pytest.mark.integration
+
 SHAPE_FILE = Path(__file__).parent / "fixtures" / "answer_json_shape.json"
 # One row per answer kind: several setups in one question, a recommendation with a faster layout, one
 # with fit and speed, a LoRA alternative, the fewest GPUs that fit, the fastest layout (zh), a config check,

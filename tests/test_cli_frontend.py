@@ -72,9 +72,11 @@ def test_real_keys_pass_and_check_gives_the_memory_verdict() -> None:
     assert data["fit"]["status"] in ("fits", "does-not-fit", "unknown") or data["fit"]["status"]
 
 
-def test_bad_numbers_refused() -> None:
+@pytest.mark.parametrize("command", ["plan", "check"])
+def test_bad_numbers_refused(command: str) -> None:
+    """--seq-len is bounded in one place (check_plan._inputs) for both commands."""
     assert "the sequence length must be between 1 and" in refused(
-        "plan", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--seq-len", "0"
+        command, "--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--seq-len", "0"
     )
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("assistant", "ingest", "ui", "evals")
 
@@ -99,15 +101,19 @@ def test_function_level_and_relative_imports_are_edges() -> None:
     assert "assistant.rules.sibling" in edges and "assistant.rules.validate" in edges
 
 
-def test_the_packages_have_no_import_cycle() -> None:
-    graph = import_graph()
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """The tree's graph, parsed once for the tests below (parsing every module is most of their time)."""
+    return import_graph()
+
+
+def test_the_packages_have_no_import_cycle(graph: dict[str, set[str]]) -> None:
     assert "assistant.planning.search" in graph and graph["assistant.planning.search"]
     assert cycles(graph) == []
 
 
-def test_rules_and_estimators_do_not_import_the_layers_above() -> None:
+def test_rules_and_estimators_do_not_import_the_layers_above(graph: dict[str, set[str]]) -> None:
     """estimate/ sits below rules/, both below planning/ and the knowledge-base reader."""
-    graph = import_graph()
     above = ("assistant.planning", "assistant.kb", "assistant.settings", "assistant.service")
     for name, targets in graph.items():
         if name.startswith(("assistant.rules", "assistant.estimate")):

@@ -6,9 +6,11 @@ A lazy import inside one of their functions would open a .py file and fail here 
 
 from __future__ import annotations
 
+import ast
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +130,34 @@ def test_estimators_do_no_io() -> None:
         estimate_throughput(dense, fsdp, kb.gpu_spec("gb200"), offload, calibration=calibration)
         estimate_memory(dense, fsdp, kb.gpu_spec("h100"), RunSettings(seq_length=4096, mode="peft"))
     assert events == []
+
+
+GLOBAL_READERS = ("assistant.settings", "assistant.kb", "assistant.catalog", "assistant.models")
+PURE_PACKAGES = (Path("assistant/rules"), Path("assistant/estimate"))
+
+
+def global_reads(source: str) -> list[str]:
+    """Imports (top-level or inside a function) of a module that reads settings or knowledge_base/."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        found += [f"line {node.lineno}: {name}" for name in names if name.startswith(GLOBAL_READERS)]
+    return found
+
+
+def test_the_global_read_check_sees_one() -> None:
+    planted = "def f():\n    from assistant.kb import knowledge_base\n    return knowledge_base()\n"
+    assert global_reads(planted) == ["line 2: assistant.kb"]
+
+
+def test_rules_and_estimators_get_their_data_passed_in() -> None:
+    """No module of rules/ or estimate/ imports the settings or the knowledge base: the caller builds the
+    KnowledgeBase once from Settings and passes the records down."""
+    offenders = {
+        str(path): reads
+        for package in PURE_PACKAGES
+        for path in sorted(package.rglob("*.py"))
+        if (reads := global_reads(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}

@@ -16,6 +16,9 @@ from ingest.store import KEEP_GENERATIONS
 from tests.test_chroma_server import chroma_server  # noqa: F401 - the fixture
 from tests.test_ingest import small_kb
 
+# builds Chroma indexes with the embedding model and runs a Chroma server: 170 s of the fast set
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def server_settings(chroma_server, tmp_path):  # noqa: F811 - the fixture above

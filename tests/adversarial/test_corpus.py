@@ -76,7 +76,7 @@ def test_the_gradio_handler_gives_the_same_message(settings, question, message, 
 @pytest.mark.timeout(HANG_GUARD_S)
 @pytest.mark.parametrize(
     ("version", "history", "message"),
-    [("9.9.9", [], "no recipe catalog for Megatron-Bridge version '9.9.9'"), ("0.6.0", "not a list", "Hi!")],
+    [("9.9.9", [], "Megatron-Bridge 9.9.9 is not bundled"), ("0.6.0", "not a list", "Hi!")],
 )
 def test_the_gradio_api_answers_bad_arguments_clearly(settings, version, history, message):
     *_, last = respond("hi", history, version, "auto", settings)
@@ -171,6 +171,7 @@ def _cli_cases(root: Path) -> list[tuple[list[str], str]]:
     ]
 
 
+@pytest.mark.integration  # one CLI process per bad input: 190 s of the fast set
 @pytest.mark.timeout(HANG_GUARD_S * 40)
 def test_the_cli_gives_a_clear_message_for_every_bad_input(tmp_path):
     failures = []
@@ -182,6 +183,7 @@ def test_the_cli_gives_a_clear_message_for_every_bad_input(tmp_path):
     assert failures == []
 
 
+@pytest.mark.integration  # the CLI end to end in a process
 @pytest.mark.timeout(HANG_GUARD_S)
 def test_a_batch_goes_on_past_its_bad_lines(tmp_path):
     args, _ = next(case for case in _cli_cases(tmp_path) if case[0][:2] == ["ask", "--batch"])

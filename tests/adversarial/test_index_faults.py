@@ -23,6 +23,9 @@ from ingest import store as ingest_store
 from ingest.build import ingest
 from tests.test_ingest import small_kb
 
+# builds, damages and rebuilds a Chroma index with the embedding model: 45 s of the fast set
+pytestmark = pytest.mark.slow
+
 QUESTION = "Llama3 8B SFT on 8 H100"
 
 

@@ -34,6 +34,7 @@ def tree(tmp_path) -> Path:
     return docs
 
 
+@pytest.mark.slow  # a real ingest with the embedding model into Chroma: 100 s of the fast set
 @pytest.mark.timeout(300)
 def test_links_out_of_the_root_and_non_utf8_files_are_skipped_and_reported(tmp_path, tree):
     settings = Settings(data_dir=tmp_path / "data", knowledge_base=empty_knowledge_base(tmp_path / "kb"))

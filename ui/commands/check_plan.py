@@ -10,7 +10,7 @@ from rich.console import Console
 
 from assistant import catalog
 from assistant.bounds import check_gpus, check_seq_len
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
@@ -19,7 +19,7 @@ from assistant.records import Cluster, Finding, ModelArch, Plan, RecipeRecord
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
 from assistant.rules.validate import has_errors, validate
-from assistant.rules.versions import normalize_version
+from assistant.version_resolve import VersionChoice, selected_choice
 from ui.tables import Column, print_rows
 
 FINDING_COLUMNS = (
@@ -63,26 +63,31 @@ CONFIG_FIELDS = (
 
 
 def _inputs(
-    recipe: str, version: str | None, gpus: int, gpu_type: str, gpus_per_node: int, kind: str | None = None
+    recipe: str,
+    version: str | None,
+    gpus: int,
+    gpu_type: str,
+    gpus_per_node: int,
+    seq_len: int | None,
+    kind: str | None,
+    kb: KnowledgeBase,
 ):
+    """Every bound on the command's numbers is checked here, once, before any work."""
     check_gpus(gpus, gpus_per_node)
-    knowledge_base().gpu_spec(gpu_type)
-    version = normalize_version(version or catalog.default_version())
-    record: RecipeRecord = catalog.resolve_recipe(recipe, version=version, kind=kind)
-    launcher = catalog.load_catalog(version).launcher
+    check_seq_len(seq_len)
+    kb.gpu_spec(gpu_type)
+    choice = selected_choice(version, kb)
+    version = choice.version
+    record: RecipeRecord = catalog.resolve_recipe(recipe, version=version, kind=kind, kb=kb)
+    launcher = catalog.load_catalog(version, kb).launcher
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type.lower(), gpus_per_node=gpus_per_node)
     record = catalog.on_gpu(record, cluster.gpu_type)
-    return version, record, launcher, cluster, _arch(record)
-
-
-def _arch(record: RecipeRecord) -> ModelArch | None:
-    return recipe_arch(record, load_model_arch)
+    return choice, record, launcher, cluster, recipe_arch(record, lambda hf: load_model_arch(hf, kb))
 
 
 def _user_overrides(items: list[str] | None, seq_len: int | None) -> dict[str, Any]:
     overrides = parse_overrides(list(items or []))
     if seq_len is not None:
-        check_seq_len(seq_len)
         overrides["dataset.seq_length"] = seq_len
         overrides["model.seq_length"] = seq_len
     return overrides
@@ -127,23 +132,37 @@ def _findings_table(console: Console, findings: list[Finding]) -> None:
 def run_check(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
+    kb = knowledge_base()  # the command's one knowledge base, from the settings
+    choice, record, launcher, cluster, arch = _inputs(
+        recipe, version, gpus, gpu_type, gpus_per_node, seq_len, kind, kb
+    )
+    version = choice.version
     user = _user_overrides(overrides, seq_len)
-    check_override_keys(user, catalog.load_catalog(version))
+    check_override_keys(user, catalog.load_catalog(version, kb))
     config = build_config(record, user, version=version, dataset=dataset)
     findings = validate(
-        config, arch, cluster, version, launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+        config, arch, cluster, version, launcher, gpu=kb.gpu_spec(cluster.gpu_type)
     ) + _arch_note(record, arch)
-    return {
+    out = {
         "config": config_json(config, cluster),
         "findings": [item.to_json() for item in findings],
         "valid": not has_errors(findings),
-        "fit": _fit(record, arch, config, cluster),
-        "recipe_resolution": catalog.resolution_note(recipe, record, kind),
+        "fit": _fit(record, arch, config, cluster, kb),
+        "recipe_resolution": catalog.resolution_note(recipe, record, kind, kb),
     }
+    return _with_version_note(out, choice)
 
 
-def _fit(record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, cluster: Cluster):
+def _with_version_note(out: dict[str, Any], choice: VersionChoice) -> dict[str, Any]:
+    """A --version answered from another bundled release says so, under the key `ask --json` uses."""
+    if choice.note_en:
+        out["version_note"] = choice.note_en
+    return out
+
+
+def _fit(
+    record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, cluster: Cluster, kb: KnowledgeBase
+):
     """The memory verdict `plan` gives, for the layout as checked; None when the layout does not divide."""
     size = config.tp * config.pp * config.cp
     mbs, gbs = config.micro_batch_size, config.global_batch_size
@@ -151,16 +170,19 @@ def _fit(record: RecipeRecord, arch: ModelArch | None, config: EffectiveConfig, 
         return None
     plan = Plan.sized(num_gpus=cluster.num_gpus, tp=config.tp, pp=config.pp, cp=config.cp, mbs=mbs, gbs=gbs,
                       vp=config.vp, ep=config.ep, etp=config.etp, sp=bool(config.sp))  # fmt: skip
-    return estimate_fit(record, arch, plan, cluster, config, kb=knowledge_base()).to_json()
+    return estimate_fit(record, arch, plan, cluster, config, kb=kb).to_json()
 
 
 def run_plan(
     recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind=None
 ) -> dict[str, Any]:
-    version, record, launcher, cluster, arch = _inputs(recipe, version, gpus, gpu_type, gpus_per_node, kind)
-    check_seq_len(seq_len)
+    kb = knowledge_base()  # the command's one knowledge base, from the settings
+    choice, record, launcher, cluster, arch = _inputs(
+        recipe, version, gpus, gpu_type, gpus_per_node, seq_len, kind, kb
+    )
+    version = choice.version
     user = _user_overrides(overrides, None)
-    check_override_keys(user, catalog.load_catalog(version))
+    check_override_keys(user, catalog.load_catalog(version, kb))
     result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
     chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
     findings = list(result.findings)
@@ -174,7 +196,7 @@ def run_plan(
                 cluster,
                 version,
                 launcher,
-                gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+                gpu=kb.gpu_spec(cluster.gpu_type),
             )
             if f.id.startswith(("dataset", "mode-dataset", "vlm-no-images"))
         ]
@@ -195,18 +217,19 @@ def run_plan(
             "notes": cmds.notes if cmds else [],
         },
         "fit": result.fit.to_json() if result.fit else None,
-        "recipe_resolution": catalog.resolution_note(recipe, record, kind),
+        "recipe_resolution": catalog.resolution_note(recipe, record, kind, kb),
     }
     if not record.reachable:
         out["commands"]["notes"].append(f"not launchable: {record.unreachable_reason}")
         for key in ("torchrun", "multinode", "slurm", "benchmark"):
             out["commands"][key] = None
     if search:
-        out["search"] = _search(arch, cluster, record, result, seq_len)
+        out["search"] = _search(arch, cluster, record, result, seq_len, kb)
+    _with_version_note(out, choice)
     return out
 
 
-def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
+def _search(arch, cluster, record, result, seq_len, kb: KnowledgeBase) -> dict[str, Any]:
     if arch is None:
         return {
             "available": False,
@@ -223,6 +246,7 @@ def _search(arch, cluster, record, result, seq_len) -> dict[str, Any]:
         mode=record.mode or "pretrain",
         precision=(config.precision if config else None) or record.precision or "bf16",
         top_k=5,
+        kb=kb,
     )
     return {"available": True, "layouts": [layout.to_json() for layout in layouts]}
 
@@ -283,8 +307,12 @@ def _print_plan(data: dict[str, Any]) -> None:
 KIND_HELP = "library or benchmark, when both have this name (or write library:NAME / benchmark:NAME)."
 
 
-def _say_resolution(resolution: dict[str, Any]) -> None:
-    """Two records share the name: say on stderr which one was used and how to get the other."""
+def _say_resolution(data: dict[str, Any]) -> None:
+    """Say on stderr which release answers a --version that is not bundled itself, and, when two records
+    share the name, which one was used and how to get the other."""
+    if data.get("version_note"):
+        typer.secho(f"note: {data['version_note']}", fg=typer.colors.YELLOW, err=True)
+    resolution = data["recipe_resolution"]
     if resolution["ambiguous"]:
         typer.secho(f"note: {resolution['note']}", fg=typer.colors.YELLOW, err=True)
 
@@ -311,7 +339,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check a recipe plus overrides against Megatron's rules before launching it."""
         data = run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, kind)
-        _say_resolution(data["recipe_resolution"])
+        _say_resolution(data)
         if as_json:
             typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:
@@ -339,7 +367,7 @@ def register(app: typer.Typer) -> None:
         data = run_plan(
             recipe, version, gpus, gpu_type, gpus_per_node, seq_len, dataset, overrides, search, kind
         )
-        _say_resolution(data["recipe_resolution"])
+        _say_resolution(data)
         if as_json:
             typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:

@@ -34,6 +34,17 @@ def _par(record: Any) -> str:
     return " ".join(parts)
 
 
+def _bundled(version: str | None) -> str:
+    """The catalog a --version answers from (assistant/version_resolve.py); another release's says so."""
+    from assistant.kb import knowledge_base
+    from assistant.version_resolve import selected_choice
+
+    choice = selected_choice(version, knowledge_base())
+    if choice.note_en:
+        typer.secho(f"note: {choice.note_en}", fg=typer.colors.YELLOW, err=True)
+    return choice.version
+
+
 @recipes_app.command("list")
 def list_recipes(
     version: str = typer.Option(
@@ -45,7 +56,7 @@ def list_recipes(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of full records."),
 ) -> None:
     """List recipes of one version, optionally filtered."""
-    records = list_records(version, family, mode, kind)
+    records = list_records(_bundled(version), family, mode, kind)
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in records], indent=1))
         return
@@ -81,7 +92,7 @@ def show(
     pick one of two records sharing a name)."""
     from assistant.catalog import resolution_note, resolve_recipe
 
-    record = resolve_recipe(name, version=version, kind=kind)
+    record = resolve_recipe(name, version=_bundled(version), kind=kind)
     resolution = resolution_note(name, record, kind)
     if as_json:
         typer.echo(json.dumps({**record.to_json(), "resolution": resolution}, indent=1))
@@ -200,6 +211,7 @@ def diff(
     """Field-by-field differences of one recipe name between two versions."""
     from assistant.catalog import resolution_note, resolve_recipe
 
+    from_version, to_version = _bundled(from_version), _bundled(to_version)
     for version in (from_version, to_version):
         resolution = resolution_note(name, resolve_recipe(name, version=version, kind=kind), kind)
         if resolution["ambiguous"]:
