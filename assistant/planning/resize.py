@@ -20,9 +20,10 @@ from assistant.errors import UserError
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
+from assistant.memo import nearest_fit  # the search memoised per its inputs (w-perf, issue 22)
 from assistant.messages import Localized, msg
 from assistant.planning.fit import estimate_fit
-from assistant.planning.search import NearestFit, nearest_fit
+from assistant.planning.search import NearestFit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config
