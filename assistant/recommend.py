@@ -21,11 +21,12 @@ from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.estimate.throughput import ThroughputEstimate, TrackRecord, estimate_throughput
 from assistant.kb import knowledge_base
+from assistant.memo import nearest_fit, search_layouts
 from assistant.messages import msg
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
 from assistant.planning.resize import resize
-from assistant.planning.search import NearestFit, RankedLayout, nearest_fit, search_layouts
+from assistant.planning.search import NearestFit, RankedLayout
 from assistant.records import (
     Catalog,
     Cluster,

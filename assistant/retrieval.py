@@ -43,6 +43,38 @@ MIN_DENSE_SCORE = 0.30
 MIN_BM25_SCORE = 1.0
 
 
+class Bm25Scores:
+    """rank_bm25's Okapi scores (its idf, k1, b), computed from postings instead of a Python pass over every
+    document per query term: the same arithmetic on the documents that hold the term, so the same floats
+    (a term's other documents add exactly 0), at well under a millisecond instead of about 80 ms a query."""
+
+    def __init__(self, corpus: list[list[str]]):
+        self._okapi = BM25Okapi(corpus)
+        okapi = self._okapi
+        doc_len = np.array(okapi.doc_len)
+        self._norm = okapi.k1 * (1 - okapi.b + okapi.b * doc_len / okapi.avgdl)  # rank_bm25's expression
+        rows: dict[str, list[int]] = {}
+        counts: dict[str, list[int]] = {}
+        for i, frequencies in enumerate(okapi.doc_freqs):
+            for term, count in frequencies.items():
+                rows.setdefault(term, []).append(i)
+                counts.setdefault(term, []).append(count)
+        self._postings = {
+            term: (np.array(rows[term], dtype=np.int64), np.array(counts[term], dtype=np.int64))
+            for term in rows
+        }
+
+    def get_scores(self, query: list[str]) -> np.ndarray:
+        okapi = self._okapi
+        score = np.zeros(okapi.corpus_size)
+        for term in query:
+            if term not in self._postings:
+                continue
+            rows, freq = self._postings[term]
+            score[rows] += (okapi.idf.get(term) or 0) * (freq * (okapi.k1 + 1) / (freq + self._norm[rows]))
+        return score
+
+
 @dataclass(frozen=True)
 class Filters:
     lang: str | None = None
@@ -99,7 +131,10 @@ class HybridRetriever:
         self._docs: list[str] = rows.documents
         self._vectors = rows.vectors
         self._position = {cid: i for i, cid in enumerate(self._ids)}
-        self._bm25 = BM25Okapi([(m.get("bm25") or "").split() or ["\u2205"] for m in self._meta])
+        self._bm25 = Bm25Scores([(m.get("bm25") or "").split() or ["\u2205"] for m in self._meta])
+        # A long-running front end hears the same questions again: their vectors are a pure function of
+        # the text for this model, so each is computed once.
+        self._query_vector = lru_cache(maxsize=1024)(lambda text: self._encoder.embed([text])[0])
         self._accepted: dict[Filters, np.ndarray] = {}
 
     def __len__(self) -> int:
@@ -118,7 +153,7 @@ class HybridRetriever:
         rows = self._accepted_rows(filters)
         if not len(rows):
             return []
-        scores = self._vectors[rows] @ self._encoder.embed([text])[0]
+        scores = self._vectors[rows] @ self._query_vector(text)
         best = np.argsort(-scores, kind="stable")[:CANDIDATES]
         return [(self._ids[rows[i]], float(scores[i])) for i in best]
 
@@ -126,9 +161,9 @@ class HybridRetriever:
         if not tokens:
             return []
         scores = self._bm25.get_scores(tokens)
-        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         ranked = []
-        for i in order:
+        # Highest first, ties in document order: what a stable reverse sort of the indices gives.
+        for i in np.argsort(-scores, kind="stable").tolist():
             if scores[i] <= 0 or len(ranked) >= CANDIDATES:
                 break
             if filters.accepts(self._meta[i]):

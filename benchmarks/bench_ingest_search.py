@@ -2,7 +2,9 @@
 
 Targets (issue 22, 2 cores): ingest from an empty data directory <= 30 s (this includes exporting the model
 to ONNX, which a later ingest reuses; the figure with the export already made is printed too), re-ingest
-with nothing changed <= 1 s; warm search p50 <= 100 ms. Prints numbers and the load; asserts nothing.
+with nothing changed <= 1 s; warm search p50 <= 100 ms. Prints numbers and the load, next to a yardstick
+from the same run (the cold `plan` process, median of 3, as bench_cold.py measures it), so figures from a
+shared machine can be compared; asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from assistant.retrieval import HybridRetriever  # noqa: E402
 from assistant.settings import Settings  # noqa: E402
+from benchmarks.bench_cold import PLAN, ROOT, seconds  # noqa: E402
 from ingest.build import ingest  # noqa: E402
 
 QUERIES = [
@@ -32,7 +35,12 @@ QUERIES = [
 ]
 
 
+def cold_plan_seconds(runs: int = 3) -> float:
+    return statistics.median(seconds(PLAN, {**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(runs))
+
+
 def main() -> None:
+    plan_before = cold_plan_seconds()
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as again_tmp:
         settings = Settings(data_dir=Path(tmp))
         load = os.getloadavg()[0]
@@ -50,6 +58,11 @@ def main() -> None:
             f"(target <= 30 s); with the export already made {with_export_s:.1f} s; "
             f"re-ingest {again.seconds:.2f} s with {again.changed} changed (target <= 1 s); "
             f"load average {load:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
+        plan = statistics.median([plan_before, cold_plan_seconds()])
+        print(
+            f"yardstick, same run: cold `plan` {plan:.2f} s (before and after the ingests); "
+            f"ingest from empty = {ingest_s / plan:.0f}x plan"
         )
         started = time.perf_counter()
         retriever = HybridRetriever(settings)

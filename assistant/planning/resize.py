@@ -22,9 +22,10 @@ from assistant.estimate.memory import estimable, memory_floor
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
+from assistant.memo import nearest_fit  # the search memoised per its inputs (issue 22)
 from assistant.messages import Localized, msg
 from assistant.planning.fit import estimate_fit, fit_run_settings
-from assistant.planning.search import NearestFit, nearest_fit
+from assistant.planning.search import NearestFit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
 from assistant.rules.config import EffectiveConfig, build_config

@@ -1,6 +1,7 @@
 """The hostile-input corpus (issue 20, item 7): each input, the clear message it must get, run through the
 service, the Gradio handler and the CLI. No input may end in an internal error, a traceback or a confident
-wrong answer. Speed is printed by benchmarks/bench_load.py; the timeouts here only catch a hang."""
+wrong answer. Time per input is printed by benchmarks/bench_adversarial.py (load: bench_load.py); the timeouts
+here only catch a hang."""
 
 from __future__ import annotations
 
