@@ -226,3 +226,22 @@ def test_spec_memory_fields_are_estimated_not_ignored(tmp_path: Path) -> None:
     lora_all = activations_and_logits({}, {"mode": "peft"})[0]
     lora_qkv = activations_and_logits({}, {"mode": "peft", "peft": {"target_modules": ["linear_qkv"]}})[0]
     assert lora_qkv < lora_all
+
+
+def test_a_version_between_bundled_releases_is_answered_from_the_earlier_with_a_note() -> None:
+    from ui.commands.estimate import parse_args, run_estimate
+
+    call = ["--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--version"]
+    out = run_estimate(parse_args([*call, "0.4.1"]))
+    assert out["version"] == "0.3.1"
+    assert "0.4.1 is not bundled" in out["version_note"] and "0.3.1" in out["version_note"]
+    plain = run_estimate(parse_args([*call, "0.6.0"]))
+    assert "version_note" not in plain
+
+
+def test_an_unknown_version_is_refused_with_the_bundled_list() -> None:
+    from ui.commands.estimate import parse_args, run_estimate
+
+    with pytest.raises(UserError) as refused:
+        run_estimate(parse_args(["--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--version", "9.9"]))
+    assert "bundled: 0.3.1, 0.5.1, 0.6.0, main" in str(refused.value) and "recipes index" in str(refused.value)

@@ -7,7 +7,7 @@ accepts exactly what the command accepts.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -152,6 +152,8 @@ def estimate(
             typer.echo(json.dumps(line))
         return
     result = run_estimate(args)
+    if result.get("version_note"):
+        typer.secho(f"note: {result['version_note']}", fg=typer.colors.YELLOW, err=True)
     typer.echo(json.dumps(result, indent=1) if args.as_json else render_text(result))
 
 
@@ -214,6 +216,14 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
 def run_estimate(args: EstimateArgs, record: RecipeRecord | None = None) -> dict[str, Any]:
     """The estimate JSON for one parsed call; `record` stands for --recipe when it comes from a catalog
     that is not bundled (`skill export --from`)."""
+    note = None
+    if args.version and record is None:
+        # the same resolver as ask, plan and check: between two bundled releases, the earlier one with a note
+        from assistant.kb import knowledge_base
+        from assistant.version_resolve import selected_choice
+
+        choice = selected_choice(args.version, knowledge_base())
+        args, note = replace(args, version=choice.version), choice.note_en
     if args.spec:
         run = _run_from_spec(args)
     elif args.recipe or record is not None:
@@ -225,7 +235,8 @@ def run_estimate(args: EstimateArgs, record: RecipeRecord | None = None) -> dict
 
     check_top_k(args.top_k)
     check_tokens(args.tokens)
-    return estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
+    result = estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
+    return {**result, "version_note": note} if note else result
 
 
 def _cluster(args: EstimateArgs, spec: dict[str, Any] | None = None) -> Cluster:
