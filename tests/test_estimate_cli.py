@@ -242,6 +242,7 @@ def test_a_version_between_bundled_releases_is_answered_from_the_earlier_with_a_
 def test_an_unknown_version_is_refused_with_the_bundled_list() -> None:
     from ui.commands.estimate import parse_args, run_estimate
 
+    call = ["--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--version", "9.9"]
     with pytest.raises(UserError) as refused:
-        run_estimate(parse_args(["--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--version", "9.9"]))
+        run_estimate(parse_args(call))
     assert "bundled: 0.3.1, 0.5.1, 0.6.0, main" in str(refused.value) and "recipes index" in str(refused.value)
