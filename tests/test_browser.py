@@ -58,7 +58,11 @@ MEASURE = """
       .filter(p => p.scrollWidth > p.clientWidth + 1).length,
     markers: [...document.querySelectorAll('.ar-chat sup.ar-cite')].map(s => [s.textContent, s.title.length]),
     expanders: document.querySelectorAll('.ar-chat details').length,
-    placeholder: (document.querySelector('textarea') || {}).placeholder,
+    placeholder: (document.querySelector('.ar-input textarea') || {}).placeholder,
+    codesOutOfBubble: [...document.querySelectorAll('.ar-chat .bot-row code')].filter(c => {
+      const m = c.closest('.message') || c.closest('.bot-row');
+      return c.getBoundingClientRect().right > m.getBoundingClientRect().right + 1;
+    }).map(c => c.textContent.slice(0, 60)),
     text: document.body.innerText,
   };
 }
@@ -103,7 +107,7 @@ def browser():
 
 def ask_on_page(page, question: str, expected: str) -> None:
     """Type the question, send it, wait until the side panel holds the answer's downloads (its last step)."""
-    box = page.locator("textarea").first
+    box = page.locator(".ar-input textarea")
     box.fill(question)
     box.press("Enter")
     page.locator(".ar-files a[download]").first.wait_for(timeout=ANSWER_SECONDS)
@@ -117,6 +121,7 @@ def check_layout(page, width: int) -> dict:
     assert seen["wrappedCodes"] == [], f"identifiers wrapped in table cells at {width}px"
     assert seen["pageOverflow"] <= 1 and seen["tableOverflow"] <= 1, f"sideways scroll at {width}px"
     assert seen["wideBlocks"] == 0, f"a code block scrolls sideways at {width}px"
+    assert seen["codesOutOfBubble"] == [], f"code runs out of the answer bubble at {width}px"
     return seen
 
 
@@ -148,8 +153,8 @@ def test_answer_page_at_both_widths(chat_server, browser, lang, tmp_path) -> Non
     question, expected = QUESTIONS[lang]
     page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900}, accept_downloads=True)
     page.goto(chat_server, wait_until="domcontentloaded")
-    page.locator("textarea").first.wait_for(timeout=60_000)
-    page.locator("textarea").first.press("Enter")  # an empty message sends nothing
+    page.locator(".ar-input textarea").wait_for(timeout=60_000)
+    page.locator(".ar-input textarea").press("Enter")  # an empty message sends nothing
     page.wait_for_timeout(500)
     assert page.locator(".ar-chat .user-row").count() == 0
     ask_on_page(page, question, expected)
@@ -178,7 +183,7 @@ def test_answer_page_at_both_widths(chat_server, browser, lang, tmp_path) -> Non
             shutil.copyfile(shots[1280], README_SHOT)
     else:
         assert check_downloads(page, tmp_path) >= {"sbatch", "json"}
-    page.get_by_label(words(lang, "ui.chatbot")).get_by_role("button", name="Clear").first.click()
+    page.locator(".ar-chat button[aria-label='Clear']").click()
     page.get_by_text(words(lang, "ui.no_recipe_yet").strip("_")).first.wait_for(timeout=10_000)
     assert page.locator(".ar-files a[download]").count() == 0
     assert page.locator(".ar-chat .bot-row").count() == 0

@@ -41,6 +41,7 @@ CSS = """
 .ar-chat td, .ar-chat th { word-break: normal; overflow-wrap: normal; white-space: normal; }
 .ar-chat th { white-space: nowrap; }
 .ar-chat td code, .ar-chat th code, .ar-chat li code, .ar-chat p code { white-space: nowrap; }
+.ar-chat .bot-row .message { max-width: 100%; }
 .ar-chat .table-wrap, .ar-chat .md > div { overflow-x: visible !important; }
 .ar-chat pre, .ar-chat pre code { white-space: pre-wrap; overflow-x: hidden; }
 .ar-chat details summary { cursor: pointer; }
@@ -51,7 +52,13 @@ CSS = """
   .ar-chat thead { display: none; }
   .ar-chat tr { border-top: 1px solid var(--border-color-primary); padding: 4px 0; }
   .ar-chat td { border: none !important; padding: 1px 4px !important; }
+  .gradio-container { padding-left: 4px !important; padding-right: 4px !important; }
+  .ar-chat .message-row { margin-left: 0 !important; margin-right: 0 !important; padding: 2px !important; }
+  .ar-chat .message { padding: 6px 8px !important; }
   .ar-chat code { font-size: 0.82em; }
+  .ar-chat td code { font-size: 0.74em; }
+  /* prose only: a name longer than the phone's line breaks rather than running out of the bubble */
+  .ar-chat p code, .ar-chat li code { white-space: normal; overflow-wrap: anywhere; }
   .ar-chat pre, .ar-chat pre code { font-size: 0.72em; overflow-wrap: anywhere; }
 }
 """
@@ -356,7 +363,9 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
                     elem_classes="ar-chat",
                     examples=[{"text": q} for q in EXAMPLES[en]],
                 )
-                textbox = gr.Textbox(placeholder=label(en, "placeholder"), submit_btn=True)
+                textbox = gr.Textbox(
+                    placeholder=label(en, "placeholder"), submit_btn=True, elem_classes="ar-input"
+                )
                 gr.ChatInterface(
                     fn=chat_fn,
                     additional_inputs=[version, language],
@@ -395,6 +404,7 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
         chatbot.clear(on_clear, inputs=[answer_lang], outputs=[card, command, findings, files])
         chatbot.change(None, js=SCROLL_TO_ANSWER_TOP)
         answer_lang.change(relabel, inputs=[answer_lang], outputs=labelled)
+        demo.load(relabel, inputs=[answer_lang], outputs=labelled)
         language.change(pick_language, inputs=[language, answer_lang], outputs=[answer_lang])
     return demo
 
