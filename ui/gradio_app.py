@@ -52,11 +52,12 @@ CSS = """
   .ar-chat thead { display: none; }
   .ar-chat tr { border-top: 1px solid var(--border-color-primary); padding: 4px 0; }
   .ar-chat td { border: none !important; padding: 1px 4px !important; }
-  .gradio-container { padding-left: 4px !important; padding-right: 4px !important; }
+  main, .app { padding-left: 4px !important; padding-right: 4px !important; }
+  .ar-chat .bot-row .message { width: 100% !important; max-width: 100% !important; }
   .ar-chat .message-row { margin-left: 0 !important; margin-right: 0 !important; padding: 2px !important; }
   .ar-chat .message { padding: 6px 8px !important; }
   .ar-chat code { font-size: 0.82em; }
-  .ar-chat td code { font-size: 0.74em; }
+  .ar-chat td code { font-size: 0.7em; }
   /* prose only: a name longer than the phone's line breaks rather than running out of the bubble */
   .ar-chat p code, .ar-chat li code { white-space: normal; overflow-wrap: anywhere; }
   .ar-chat pre, .ar-chat pre code { font-size: 0.72em; overflow-wrap: anywhere; }
