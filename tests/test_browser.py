@@ -18,6 +18,7 @@ import yaml
 
 from assistant.messages import words
 from tests.conftest import free_port, wait_until_serving
+from tests.test_gradio_panel import INTERNAL_WORDING
 from ui.gradio_app import SCROLL_TO_ANSWER_TOP
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -175,7 +176,7 @@ def test_answer_page_at_both_widths(chat_server, browser, lang, tmp_path) -> Non
     for key in ("recommendation", "command", "version"):
         assert words(lang, f"ui.{key}") in seen["text"], key
     assert seen["placeholder"] == words(lang, "ui.placeholder")
-    assert "skill" not in seen["text"].lower()
+    assert not INTERNAL_WORDING.search(seen["text"])
     page.set_viewport_size({"width": WIDTHS[0], "height": 900})
     if lang == "en":
         assert check_downloads(page, tmp_path) == {"sbatch", "txt", "yaml", "json"}

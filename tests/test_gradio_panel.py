@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ from assistant.settings import Settings
 from ui.gradio_app import build_demo, rate, respond
 
 pytestmark = pytest.mark.integration  # whole answers through the Gradio handler
+ROOT = Path(__file__).resolve().parent.parent
+# How the knowledge base once named the upstream recommender skill it corrects: meaningless to a user.
+INTERNAL_WORDING = re.compile(r"the skill(?:'s| document|\b)|技能文档", re.IGNORECASE)
 
 
 def test_empty_message_is_not_answered() -> None:
@@ -36,3 +40,12 @@ def test_page_builds_with_like_and_clear() -> None:
     demo = build_demo(Settings())
     events = {event for dep in demo.config["dependencies"] for _, event in dep.get("targets", [])}
     assert {"like", "clear"} <= events
+
+
+def test_no_internal_wording_reaches_users() -> None:
+    """Guide passages are quoted and cited, messages are shown: neither says "the skill's wording"."""
+    shown = [*ROOT.glob("knowledge_base/guide/*/*.md"), *ROOT.glob("assistant/messages/*.py")]
+    hits = [
+        f"{path.name}: {m.group(0)}" for path in shown for m in INTERNAL_WORDING.finditer(path.read_text())
+    ]
+    assert shown and hits == []

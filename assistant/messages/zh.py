@@ -463,8 +463,8 @@ MESSAGES: dict[str, str] = {
     # 聊天页面（ui/gradio_app.py）：标签随回答语言切换。
     "ui.title": "Auto Recipe — Megatron-Bridge 配方助手",
     "ui.description": (
-        "可用中文或英文提问：模型、GPU、目标（预训练 / SFT / LoRA）、序列长度。配方名、数字和命令来自所选版本的"
-        "配方目录和规则模块；引用的段落会标注来源。"
+        "可用中文或英文提问：模型、GPU、目标（预训练 / SFT / LoRA）、序列长度。"
+        "配方名、数字和命令来自所选版本的配方目录和规则模块；引用的段落会标注来源。"
     ),
     "ui.version": "Megatron-Bridge 版本",
     "ui.language": "回答语言",
