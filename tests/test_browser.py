@@ -82,10 +82,12 @@ def chat_server(index_settings):
         stderr=subprocess.PIPE,
         text=True,
     )
-    wait_until_serving(f"http://127.0.0.1:{port}/", process)
-    yield f"http://127.0.0.1:{port}/"
-    process.terminate()
-    process.wait(timeout=30)
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}/", process, seconds=300)
+        yield f"http://127.0.0.1:{port}/"
+    finally:  # also when the server never came up: nothing is left running
+        process.terminate()
+        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
