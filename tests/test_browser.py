@@ -29,7 +29,7 @@ QUESTIONS = {  # one answer with overrides and a Slurm script; one in Chinese on
     "en": ("llama3 8b pretrain on 4 H100 with seq length 16384", "llama3_8b"),
     "zh": ("在16张H100上对Qwen3-30B-A3B做SFT", "qwen3_30b_a3b_sft_config"),
 }
-ANSWER_SECONDS = 180_000  # ms; a bound for a loaded CI machine, not a speed assertion
+ANSWER_SECONDS = 600_000  # ms; the first answer of a fresh server on a loaded machine; not a speed assertion
 
 pytestmark = [
     pytest.mark.slow,
