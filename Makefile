@@ -26,9 +26,10 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# Debian chromium for the browser test (never `playwright install`).
+# Debian chromium for the browser test (never `playwright install`), with CJK fonts for the Chinese page.
 browser:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+	@dpkg -s fonts-noto-cjk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq fonts-noto-cjk >/dev/null)
 
 chat: install
 	$(VENV)/bin/autorecipe ingest

@@ -464,9 +464,9 @@ def compose_recommendation(
         _recipe_section(rec, lang),
         _plan_section(rec, lang),
         _commands_section(rec, lang),
-        _overrides_section(rec, lang),
         _fit_section(rec, lang),
         _estimate_section(rec, lang),
+        _overrides_section(rec, lang),  # after fit and speed: what to change once the user knows why
         findings_lines(rec.findings, lang),
         checklist_lines(checklist_items, lang),
         sources_lines(citations, lang),

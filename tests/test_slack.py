@@ -37,8 +37,8 @@ POLL_SECONDS = 60  # the first answer of the session loads the catalogs
 
 
 class FakeSlack:
-    """ThreadingHTTPServer on 127.0.0.1 answering auth.test, chat.postMessage and files_upload_v2's three
-    calls; records every call."""
+    """ThreadingHTTPServer on 127.0.0.1 answering auth.test, chat.postMessage, chat.postEphemeral and
+    files_upload_v2's three calls; records every call."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict]] = []
@@ -62,6 +62,8 @@ class FakeSlack:
                     reply = {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T1", "user": "bot"}
                 elif method == "chat.postMessage":
                     reply = {"ok": True, "channel": body.get("channel"), "ts": f"1700000000.{n:06d}"}
+                elif method == "chat.postEphemeral":
+                    reply = {"ok": True, "message_ts": f"1700000000.{n:06d}"}
                 elif method == "files.getUploadURLExternal":  # files_upload_v2, step 1 of 3
                     url = f"http://127.0.0.1:{fake.port}/upload/F{n}"
                     reply = {"ok": True, "upload_url": url, "file_id": f"F{n}"}
@@ -182,7 +184,9 @@ def message_text(post: dict) -> str:
     for block in post.get("blocks") or []:
         if "text" in block:
             parts.append(block["text"]["text"])
-        parts += [element.get("text", "") for element in block.get("elements", [])]
+        for element in block.get("elements", []):
+            text = element.get("text", "")
+            parts.append(text["text"] if isinstance(text, dict) else text)  # a button's label is an object
     return "\n".join(parts)
 
 

@@ -1,13 +1,19 @@
 # ruff: noqa: F811 - pytest fixtures imported from tests.test_slack are parameters here
 """Slack as a conversation (issue 21): DM context per user and channel with "new", thread replies without a
-mention, thumbs reactions stored. Against the local fake Web API with signed Events API requests."""
+mention, thumbs reactions and thumbs buttons stored. Against the local fake Web API with signed Events API
+and interactivity requests."""
 
 from __future__ import annotations
 
+import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from urllib.parse import urlencode
 
+from slack_bolt import BoltRequest
 from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
 
 from assistant.compose import t
 from assistant.feedback import read_feedback
@@ -98,3 +104,52 @@ def test_assumed_gpu_type_is_said() -> None:
 
     text, _ = answer_blocks(ask("llama3 8b pretrain on 8 GPUs"))
     assert "(assumed)" in text or "(assumed)" in str(_)
+
+
+def _signed_action(payload: dict) -> BoltRequest:
+    """An interactivity request as Slack sends it: a form field `payload` holding the JSON, signed."""
+    raw = urlencode({"payload": json.dumps(payload)})
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(SECRET).generate_signature(timestamp=timestamp, body=raw)
+    headers = {"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": timestamp,
+               "x-slack-signature": signature}  # fmt: skip
+    return BoltRequest(body=raw, headers=headers)
+
+
+def _press(action_id: str, message_ts: str) -> dict:
+    return {
+        "type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1"}, "api_app_id": "A1",
+        "token": "legacy", "trigger_id": "1.2.3", "channel": {"id": "C1"},
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": "C1",
+                      "thread_ts": "1700000300.000100"},
+        "actions": [{"type": "button", "action_id": action_id, "block_id": "feedback", "value": "x",
+                     "action_ts": "1700000300.000900"}],
+    }  # fmt: skip
+
+
+def test_feedback_buttons_are_stored_like_reactions(fake_slack, settings) -> None:
+    app, executor = _app(fake_slack, settings)
+    app.dispatch(signed(event_body(f"<@UBOT> {QUESTION}", ts="1700000300.000100", event_id="Ev300")))
+    (post,) = fake_slack.wait_for_posts(1)
+    actions = [block for block in post["blocks"] if block["type"] == "actions"]
+    assert [e["action_id"] for e in actions[-1]["elements"]] == ["feedback_up", "feedback_down"]
+    posted_ts = "1700000000.000002"  # the fake API's ts of the first chat.postMessage
+    assert app.dispatch(_signed_action(_press("feedback_up", posted_ts))).status == 200
+    not_ours = _press("feedback_down", "1700000000.999999")
+    assert app.dispatch(_signed_action(not_ours)).status == 200
+    forged = _signed_action(_press("feedback_down", posted_ts))
+    forged.headers["x-slack-signature"] = ["v0=" + "0" * 64]
+    assert app.dispatch(forged).status == 401
+    executor.shutdown(wait=True)
+    (entry,) = read_feedback(settings)
+    assert entry.verdict == "up" and entry.question == QUESTION and entry.answer["recipe"]["name"] == RECIPE
+    assert entry.source == "slack"
+    thanks = [body for method, body in fake_slack.calls if method == "chat.postEphemeral"]
+    assert len(thanks) == 1 and thanks[0]["user"] == "U1"
+
+
+def test_feedback_buttons_are_localised() -> None:
+    from ui.slack_app import feedback_block
+
+    assert "有帮助" in json.dumps(feedback_block("zh"), ensure_ascii=False)
+    assert "Helpful" in json.dumps(feedback_block("en"))

@@ -55,6 +55,9 @@ NEW_STARTED = (
     "已开始新对话：请说明模型、GPU 和训练目标。",
 )
 REACTIONS = {"+1": "up", "thumbsup": "up", "-1": "down", "thumbsdown": "down"}
+FEEDBACK_ACTION = re.compile(r"^feedback_(up|down)$")  # the buttons under an answer, stored like a reaction
+FEEDBACK_BUTTONS = (("👍 Helpful", "👎 Not helpful"), ("👍 有帮助", "👎 没帮助"))
+FEEDBACK_THANKS = ("Thanks, your feedback is recorded.", "谢谢，反馈已记录。")
 APOLOGY = ("Sorry, I could not answer that: {error}", "抱歉，无法回答这个问题：{error}")
 # What a user sees when the failure is ours: an id to quote, never the exception's text (it is logged).
 INTERNAL_APOLOGY = (
@@ -336,6 +339,20 @@ def answer_blocks(answer: Answer, *, checklist: bool = True) -> tuple[str, list[
     return escape(text), blocks[:MAX_BLOCKS]
 
 
+def feedback_block(lang: str) -> Block:
+    """Thumbs up/down buttons under an answer (for people who do not react with emoji)."""
+    up, down = FEEDBACK_BUTTONS[1 if lang == "zh" else 0]
+    return {
+        "type": "actions",
+        "block_id": "feedback",
+        "elements": [
+            {"type": "button", "action_id": f"feedback_{verdict}", "value": verdict,
+             "text": {"type": "plain_text", "text": label}}
+            for verdict, label in (("up", up), ("down", down))
+        ],
+    }  # fmt: skip
+
+
 def apology(error: Exception, question: str, error_id: str = "") -> str:
     """A UserError says what to change; any other failure only gets its id (the detail is in the log)."""
     lang = detect_language(question)
@@ -396,6 +413,27 @@ class SlackAssistant:
         record_feedback(self.settings or get_settings(), question=question, answer=answer_json,
                         verdict=verdict, source="slack")  # fmt: skip
 
+    def press(self, ack, body: dict, client: WebClient) -> None:
+        """A thumbs button under one of this bot's answers: stored like a reaction, thanked privately."""
+        ack()
+        container = body.get("container") or {}
+        channel = container.get("channel_id") or (body.get("channel") or {}).get("id")
+        found = self.posted.get((channel, container.get("message_ts")))
+        action = next(iter(body.get("actions") or []), {})
+        matched = FEEDBACK_ACTION.match(str(action.get("action_id", "")))
+        if found is None or matched is None:
+            return
+        question, answer_json = found
+        record_feedback(self.settings or get_settings(), question=question, answer=answer_json,
+                        verdict=matched.group(1), source="slack")  # fmt: skip
+        user = (body.get("user") or {}).get("id")
+        try:
+            lang = answer_json.get("language", "en")
+            client.chat_postEphemeral(channel=channel, user=user, text=_say(FEEDBACK_THANKS, lang),
+                                      thread_ts=container.get("thread_ts"))  # fmt: skip
+        except Exception:  # noqa: BLE001 - the verdict is stored; a failed thank-you costs nothing
+            log.exception("thanking %s in %s failed", user, channel)
+
     def _remember_post(self, channel: str, ts: str | None, question: str, answer: Answer | None) -> None:
         if ts and answer is not None:
             self.posted[(channel, ts)] = (question, answer.to_json())
@@ -444,6 +482,7 @@ class SlackAssistant:
                     answer = self.answer_fn(question, conversation=conversation)
                 first_checklist = key not in self.checklisted  # once per conversation
                 text, blocks = answer_blocks(answer, checklist=first_checklist)
+                blocks = [*blocks[: MAX_BLOCKS - 1], feedback_block(answer.language)]
                 if answer.checklist:
                     self.checklisted.add(key)
         except Exception as error:  # noqa: BLE001 - one failed answer must not take the bot down
@@ -507,6 +546,7 @@ def build_app(
     )
     app.event("message")(_ignore_other_messages)
     app.event("reaction_added")(ack=_acknowledge, lazy=[assistant.react])
+    app.action(FEEDBACK_ACTION)(assistant.press)
     return app
 
 

@@ -542,4 +542,28 @@ MESSAGES: dict[str, str] = {
         "Note: answers are in English or Chinese; lang={lang} is not one of auto, en, zh, "
         "so this answer is in the question's language."
     ),
+    # The chat page (ui/gradio_app.py): labels follow the answer's language.
+    "ui.title": "Auto Recipe — Megatron-Bridge recipe assistant",
+    "ui.description": (
+        "Ask in English or Chinese: model, GPUs, goal (pretrain / SFT / LoRA), sequence length. Recipe "
+        "names, numbers and commands come from the recipe catalog of the selected version and the rule "
+        "module; passages are cited."
+    ),
+    "ui.version": "Megatron-Bridge version",
+    "ui.language": "Answer language",
+    "ui.chatbot": "Auto Recipe",
+    "ui.placeholder": "e.g. Qwen3 30B-A3B SFT on 16 H100",
+    "ui.recommendation": "Recommendation",
+    "ui.command": "Launch command",
+    "ui.downloads": "Downloads: Slurm script, overrides, answer JSON",
+    "ui.no_recipe_yet": "_No recipe yet._",
+    "ui.no_recipe": "_No recipe for this turn._",
+    "ui.no_findings": "_No findings._",
+    "ui.alias_of": "alias of `{name}`",
+    "ui.dataset": "dataset preset: `{name}`",
+    "ui.fit": "fits in memory: **{status}**",
+    "ui.fit.fits": "yes",
+    "ui.fit.does-not-fit": "no",
+    "ui.fit.unknown": "unknown",
+    "ui.empty": "Type a question first.",
 }

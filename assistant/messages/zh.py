@@ -460,4 +460,27 @@ MESSAGES: dict[str, str] = {
     "notice.unsupported_language": (
         "注意：回答只支持英文或中文；lang={lang} 不是 auto、en、zh 之一，因此按问题的语言回答。"
     ),
+    # 聊天页面（ui/gradio_app.py）：标签随回答语言切换。
+    "ui.title": "Auto Recipe — Megatron-Bridge 配方助手",
+    "ui.description": (
+        "可用中文或英文提问：模型、GPU、目标（预训练 / SFT / LoRA）、序列长度。"
+        "配方名、数字和命令来自所选版本的配方目录和规则模块；引用的段落会标注来源。"
+    ),
+    "ui.version": "Megatron-Bridge 版本",
+    "ui.language": "回答语言",
+    "ui.chatbot": "Auto Recipe 助手",
+    "ui.placeholder": "例如：在16张H100上对Qwen3-30B-A3B做SFT",
+    "ui.recommendation": "推荐方案",
+    "ui.command": "启动命令",
+    "ui.downloads": "下载：Slurm 脚本、覆盖项、回答 JSON",
+    "ui.no_recipe_yet": "_尚无配方。_",
+    "ui.no_recipe": "_本轮没有配方。_",
+    "ui.no_findings": "_没有检查结果。_",
+    "ui.alias_of": "`{name}` 的别名",
+    "ui.dataset": "数据集预设：`{name}`",
+    "ui.fit": "显存是否够用：**{status}**",
+    "ui.fit.fits": "可以",
+    "ui.fit.does-not-fit": "不够",
+    "ui.fit.unknown": "无法判断",
+    "ui.empty": "请先输入问题。",
 }

@@ -115,19 +115,19 @@ def show(
         ("min GPUs (PP·max(TP·CP, EP·ETP))", record.min_gpus),
         (
             "GPUs / type / variant in name",
-            f"{record.encoded_gpus} / {record.gpu_type} / {record.gpu_variant}",
+            " / ".join(_shown(v) for v in (record.encoded_gpus, record.gpu_type, record.gpu_variant)),
         ),
         ("precision", record.precision),
         ("peft", record.peft),
         ("recompute", record.recompute),
         ("cuda graph", record.cuda_graph.model_dump() if record.cuda_graph else None),
-        ("fsdp / packed", f"{record.fsdp} / {record.packed_sequence}"),
+        ("fsdp / packed", f"{_shown(record.fsdp)} / {_shown(record.packed_sequence)}"),
         ("aliases", ", ".join(record.aliases) or None),
         ("source", f"{record.source.path}:{record.source.line}"),
         ("self-check (defaults on its own GPUs)", _self_check(record)),
     ]
     for label, value in rows:
-        console.print(f"  {label}: {value}")
+        console.print(f"  {label}: {_shown(value)}")
     for variant in record.variants:
         flags = " ".join(variant.launcher_args) or ("(no flag)" if variant.launcher_default else "")
         call = ", ".join(f"{k}={v!r}" for k, v in variant.call.items())
@@ -142,6 +142,11 @@ def show(
         )
     for field, reason in record.unknown.items():
         console.print(f"  [yellow]unknown[/yellow] {field}: {reason}")
+
+
+def _shown(value: Any) -> str:
+    """A field the recipe does not set prints as '-', never Python's None."""
+    return "-" if value is None else str(value)
 
 
 def _self_check(record: Any) -> str | None:
