@@ -245,4 +245,5 @@ def test_an_unknown_version_is_refused_with_the_bundled_list() -> None:
     call = ["--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--version", "9.9"]
     with pytest.raises(UserError) as refused:
         run_estimate(parse_args(call))
-    assert "bundled: 0.3.1, 0.5.1, 0.6.0, main" in str(refused.value) and "recipes index" in str(refused.value)
+    message = str(refused.value)
+    assert "bundled: 0.3.1, 0.5.1, 0.6.0, main" in message and "recipes index" in message
