@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from assistant.rules.versions import DEFAULT_VERSION
 from assistant.service import ask
 from assistant.settings import get_settings
 from benchmarks.bench_cold import PLAN, ROOT, seconds
@@ -60,7 +61,7 @@ def in_process() -> None:
     questions = [q for q, *_ in SERVICE_CASES] + [q for q, *_ in QUESTIONS] + EXTRA_QUESTIONS
     rows = [("service", q, *_timed(lambda q=q: ask(q))) for q in questions]
     rows += [
-        ("gradio", q, *_timed(lambda q=q: list(respond(q, [], "0.6.0", "auto", get_settings()))))
+        ("gradio", q, *_timed(lambda q=q: list(respond(q, [], DEFAULT_VERSION, "auto", get_settings()))))
         for q, *_ in QUESTIONS[:8]
     ]
     front_end, question, cpu_s, _ = max(rows, key=lambda row: row[2])
