@@ -23,9 +23,13 @@ GREETING_EXAMPLES = {
 }
 
 
-def greeting_reply(lang: str, version: str) -> str:
-    """What the assistant does, in three lines, and three questions to start from."""
+def greeting_reply(lang: str, version: str, families: list[str] | None = None) -> str:
+    """What the assistant does, in three lines, the model families this release has recipes for (catalog
+    facts, so "which models can I train?" gets its answer), and three questions to start from."""
     examples = "\n".join(f"- {e}" for e in GREETING_EXAMPLES[lang])
+    listed = ", ".join(f"`{f}`" for f in families or [])
+    en_models = f"\n\nModel families with recipes in {version}: {listed}." if listed else ""
+    zh_models = f"\n\n{version} 版本中有配方的模型系列：{listed}。" if listed else ""
     return say(
         lang,
         f"Hi! I help you start Megatron-Bridge training runs (answers for version {version} unless you name "
@@ -35,11 +39,12 @@ def greeting_reply(lang: str, version: str) -> str:
         "- the launch command and the parallelism and batch sizes for your GPUs, with a memory and speed "
         "estimate;\n"
         "- whether a feature is supported (packing with CP, FP8 on your GPUs, LoRA), and what a launch error "
-        f"means.\n\nTry for example:\n{examples}",
+        f"means.{en_models}\n\nTry for example:\n{examples}",
         f"你好！我帮助你启动 Megatron-Bridge 训练（默认按 {version} 版本回答，也可以指定其他版本）：\n"
         "- 选择起始配方：给出模型，或只说目标（第一次冒烟测试、视觉语言模型、扩散模型、MoE）；\n"
         "- 按你的 GPU 给出启动命令、并行度和批大小，并估算显存和速度；\n"
-        "- 回答某项功能是否支持（序列打包配合 CP、你的 GPU 能否用 FP8、LoRA），以及启动报错的含义。\n\n"
+        "- 回答某项功能是否支持（序列打包配合 CP、你的 GPU 能否用 FP8、LoRA），以及启动报错的含义。"
+        f"{zh_models}\n\n"
         f"可以这样问：\n{examples}",
     )
 

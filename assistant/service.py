@@ -736,7 +736,8 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         return answer
     answer.intent, answer.slots = slots.intent, slots
     if slots.intent == "greeting":
-        answer.answer_markdown = greeting_reply(answer_lang, ctx.catalog.version)
+        families = sorted({r.family for r in ctx.catalog.recipes if r.family})
+        answer.answer_markdown = greeting_reply(answer_lang, ctx.catalog.version, families)
         answer.follow_up = GREETING_EXAMPLES[answer_lang]
         return answer
     if slots.intent == "out_of_scope" and (slots.wants_fastest or slots.speed_question or slots.asks_why):

@@ -512,10 +512,17 @@ _SMALL_TALK_CLAUSE = rx(
     r"|^(?:i )?just (?:got )?started(?: (?:using|with) (?:it|this|megatron[- ]?bridge|bridge))?$"
     r"|^(?:what|how) (?:can|could|do) you (?:do|help(?: me)?(?: with)?|offer)(?: for me)?$"
     r"|^what (?:can|could) you help(?: me)? with$|^what are you(?: for| able to do)?$|^who are you$"
+    r"|^what (?:can|does) (?:megatron[- ]?bridge|bridge|it) do$"
+    r"|^(?:which|what) models? (?:can|could) (?:i|we|you) (?:train|fine-?tune|pre-?train)"
+    r"(?: (?:with|on|using) (?:it|this|megatron[- ]?bridge|bridge))?$"
+    r"|^(?:which|what) models? (?:does|do) (?:it|megatron[- ]?bridge|bridge|you) support$"
+    r"|^(?:which|what) models? (?:are|is) supported$"
+    r"|^(?:megatron[- ]?bridge )?(?:能|可以)做什么$"
+    r"|^(?:可以|能|能够|支持)(?:训练|微调|预训练)?哪些模型$|^支持哪些模型$|^哪些模型(?:可以|能)(?:训练|用)$"
     r"|^(?:我)?(?:是)?(?:刚|刚刚|刚开始)(?:开始)?(?:用|使用|接触|学)?(?:这个|megatron[- ]?bridge)?$"
     r"|^我是新手$|^新手$|^你(?:能|可以|会)(?:帮我)?(?:做|干)?(?:什么|些什么|哪些事)$|^你是谁$|^能做什么$"
 )
-_CLAUSE_SPLIT = re.compile(r"\s*[.!?,;:，。！？；：、]+\s*")
+_CLAUSE_SPLIT = re.compile(r"\s*(?:[.!?,;:，。！？；：、]|\s[—–-]+\s|—)+\s*")
 
 
 def is_small_talk(prose: str) -> bool:

@@ -212,6 +212,24 @@ def test_small_talk_with_a_real_question_is_not_a_greeting(text: str) -> None:
     assert hear(text).intent != "greeting"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which models does Megatron-Bridge support?", "hello - what models can I fine-tune with bridge?",
+        "What can it do? Which models can we pretrain on it?", "支持哪些模型？", "你好，可以训练哪些模型？",
+    ],
+)  # fmt: skip
+def test_which_models_is_answered_like_what_can_you_do(text: str) -> None:
+    assert hear(text).intent == "greeting"
+
+
+@pytest.mark.parametrize(
+    "text", ["which models support FP8 on H100?", "which models can I train on 8 H100 with LoRA?"]
+)
+def test_which_models_with_a_condition_is_a_real_question(text: str) -> None:
+    assert hear(text).intent != "greeting"
+
+
 def test_follow_ups_apply_to_the_last_plan_only() -> None:
     conv = Conversation()
     conv.update(hear("Llama3 70B pretrain on 64 H100"), text="Llama3 70B pretrain on 64 H100")

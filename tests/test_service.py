@@ -712,3 +712,13 @@ def test_nemotron_3_super_is_planned_and_estimated(settings):
         assert answer.estimate.throughput.tokens_per_sec_per_gpu > 0
         assert not {f.id for f in answer.findings} & {"does-not-fit", "no-valid-layout"}
     assert answer.fit.status == "fits"  # 64 GPUs: the experts' optimizer state is sharded over four
+
+
+@pytest.mark.parametrize(
+    ("question", "version"), [("Which models does Bridge support?", "0.3.1"), ("支持哪些模型？", "0.6.0")]
+)
+def test_which_models_lists_the_catalogs_families(settings, question, version):
+    answer = ask(question, version=version, settings=settings)
+    families = {r.family for r in catalogs.load_catalog(version).recipes if r.family}
+    listed = set(re.findall(r"`([a-z0-9_]+)`", answer.answer_markdown.split("\n\n")[1]))
+    assert answer.intent == "greeting" and listed == families
