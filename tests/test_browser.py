@@ -13,6 +13,19 @@ import pytest
 from tests.conftest import free_port, wait_until_serving
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def launch_chromium(playwright):
+    """Debian chromium, headless, that can reach only 127.0.0.1 (never `playwright install`)."""
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        ],
+    )
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
 pytestmark = [
@@ -44,15 +57,7 @@ def test_ask_in_the_browser_and_see_recipe_and_command(chat_server):
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-            ],
-        )
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         page.goto(chat_server, wait_until="domcontentloaded")
         box = page.locator("textarea").first

@@ -18,10 +18,10 @@ import yaml
 
 from assistant.messages import words
 from tests.conftest import free_port, wait_until_serving
+from tests.test_browser import CHROMIUM, launch_chromium
 from tests.test_gradio_panel import INTERNAL_WORDING
 from ui.gradio_app import SCROLL_TO_ANSWER_TOP
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
 README_SHOT = ROOT / "docs" / "screenshot.png"
 WIDTHS = (1280, 390)
@@ -102,15 +102,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-            ],
-        )
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
 
