@@ -167,3 +167,29 @@ def test_a_mixed_precision_override_sets_the_precision():
 def test_a_size_below_one_is_refused_with_its_key(override):
     with pytest.raises(UserError, match=override.split("=")[0] + " must be at least 1"):
         build_config(make_record(), [override])
+
+
+_IMPORT_UNDER_LOCK = """
+import sys, threading, time
+from assistant.rules import config
+with config._HYDRA_LOCK:
+    worker = threading.Thread(target=config.parse_overrides, args=(["tp=2"],))
+    worker.start()
+    time.sleep(0.5)
+    imported_while_locked = any(name == "hydra" or name.startswith("hydra.") for name in sys.modules)
+worker.join(30)
+print(imported_while_locked, any(name.startswith("hydra.") for name in sys.modules), worker.is_alive())
+"""
+
+
+def test_hydra_is_imported_and_used_only_under_one_lock():
+    """Two threads importing Hydra at once deadlock in its import cycle (bench_load saw
+    `_DeadlockError ... hydra.core.override_parser` under 20 chat sessions): the first parse in a fresh
+    process must wait for the lock before it touches Hydra, then succeed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_UNDER_LOCK], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["False", "True", "False"], done.stderr

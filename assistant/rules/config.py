@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -43,6 +44,10 @@ SHORTCUTS: dict[str, tuple[str, ...]] = {
 
 _GRAMMAR_DOCS = "https://hydra.cc/docs/advanced/override_grammar/basic/"
 _LEXER_ERROR = "LexerNoViableAltException: "
+# Hydra's package imports itself in a cycle: two threads importing it at once (the Gradio and Slack workers
+# do) hit importlib's deadlock detection and get a half-initialised module. One lock serialises the import and
+# the parse; the ANTLR runtime's shared DFA cache is not documented as thread-safe either.
+_HYDRA_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -70,12 +75,13 @@ def _grammar_error(item: str, error: Exception) -> UserError:
 @lru_cache(maxsize=4096)
 def _parse_one(item: str) -> tuple[str, bool, Any]:
     """(key, is a deletion, value) of one override; cached, since answers re-parse the same fix strings."""
-    from hydra.errors import HydraException
+    with _HYDRA_LOCK:
+        from hydra.errors import HydraException
 
-    try:
-        override = _parser().parse_overrides([item])[0]
-    except HydraException as error:
-        raise _grammar_error(item, error) from None
+        try:
+            override = _parser().parse_overrides([item])[0]
+        except HydraException as error:
+            raise _grammar_error(item, error) from None
     key = override.key_or_group
     if not key:
         raise UserError(f"malformed override {item!r}: the key is missing; write KEY=VALUE, e.g. tp=2")
