@@ -99,6 +99,7 @@ def test_search_cli_json_contract(index_settings):
     assert set(payload["hits"][0]) == {"chunk_id", "source", "heading", "doc_type", "lang", "text", "score"}
 
 
+@pytest.mark.slow  # ingests the seed document with the embedding model
 @pytest.mark.skipif(not SKILL_SEED.exists(), reason="the original skill document is not beside this checkout")
 def test_original_skill_is_found_in_chinese_and_english(tmp_path):
     from assistant.retrieval import HybridRetriever

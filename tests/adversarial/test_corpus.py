@@ -15,7 +15,6 @@ import pytest
 
 from assistant.service import ask
 from assistant.settings import Settings
-from ui.gradio_app import respond
 
 HANG_GUARD_S = 120
 
@@ -65,34 +64,11 @@ def test_the_service_gives_a_clear_message(settings, question, message, may_plan
 
 
 @pytest.mark.timeout(HANG_GUARD_S)
-@pytest.mark.parametrize(
-    ("question", "message", "may_plan"), QUESTIONS[:8], ids=[m for _, m, _ in QUESTIONS[:8]]
-)
-def test_the_gradio_handler_gives_the_same_message(settings, question, message, may_plan):
-    *_, last = respond(question, [], "0.6.0", "auto", settings)
-    _assert_clear(last[0])
-    assert message in last[0]
-
-
-@pytest.mark.timeout(HANG_GUARD_S)
-@pytest.mark.parametrize(
-    ("version", "history", "message"),
-    [("9.9.9", [], "Megatron-Bridge 9.9.9 is not bundled"), ("0.6.0", "not a list", "Hi!")],
-)
-def test_the_gradio_api_answers_bad_arguments_clearly(settings, version, history, message):
-    *_, last = respond("hi", history, version, "auto", settings)
-    _assert_clear(last[0])
-    assert message in last[0]
-
-
-@pytest.mark.timeout(HANG_GUARD_S)
 @pytest.mark.parametrize("lang", ["fr", "", "EN", None, 7])
 def test_an_unsupported_answer_language_falls_back_with_a_notice(settings, lang):
     answer = ask("Llama3 8B SFT on 8 H100", lang=lang, settings=settings)
     assert answer.recipe is not None and answer.language == "en"
     assert answer.notices and "answers are in English or Chinese" in answer.notices[0]
-    *_, last = respond("Llama3 8B SFT on 8 H100", [], "0.6.0", lang, settings)
-    assert "answers are in English or Chinese" in last[0]
 
 
 SPECS = {
