@@ -9,6 +9,8 @@ from assistant.service import ask
 from assistant.settings import Settings
 from tests.fake_openai import FakeOpenAI, fake_openai
 
+pytestmark = pytest.mark.slow  # a local fake OpenAI-compatible server and the answer service
+
 
 @pytest.fixture()
 def llm_settings(tmp_path):

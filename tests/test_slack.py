@@ -27,6 +27,8 @@ from assistant.settings import Settings
 from ui import slack_app, slack_http
 from ui.slack_app import SeenEvents, ThreadMemory, answer_blocks, build_app, split_sections, to_mrkdwn
 
+pytestmark = pytest.mark.slow  # a local fake Slack Web API server and the answer service
+
 SECRET = "secret"
 QUESTION = "Qwen3 30B-A3B SFT on 16 H100"
 RECIPE = "qwen3_30b_a3b_sft_config"

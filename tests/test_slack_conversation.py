@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from urllib.parse import urlencode
 
+import pytest
 from slack_bolt import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
@@ -30,6 +31,8 @@ from tests.test_slack import (  # noqa: F401 - fixtures
     signed,
 )
 from ui.slack_app import build_app
+
+pytestmark = pytest.mark.slow  # a local fake Slack Web API server and the answer service
 
 
 def _app(fake, settings):

@@ -18,6 +18,8 @@ from slack_sdk.signature import SignatureVerifier
 from tests.test_slack import SECRET, FakeSlack
 from ui import slack_app, slack_http
 
+pytestmark = pytest.mark.slow  # uvicorn and a fake Slack Web API server
+
 
 def _free_port() -> int:
     with socket.socket() as probe:
