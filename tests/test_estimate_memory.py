@@ -462,3 +462,16 @@ def test_the_pruning_floor_never_exceeds_the_estimate(arch) -> None:
             ratios.append(floor / peak)
     assert len(ratios) > 20
     assert sorted(ratios)[len(ratios) // 2] > 0.5  # and it prunes: the median floor is half the peak or more
+
+
+def test_lora_activations_follow_the_selective_recompute_modules() -> None:
+    """A frozen base keeps fewer tensors than full training, and selective recompute drops from it what it
+    drops in full training: the norm outputs, a checkpointed MoE's inner tensors, the expert activation."""
+
+    def activations(modules: list[str] | None) -> float:
+        run = RunSettings(seq_length=4096, mode="peft", recompute="selective" if modules else None,
+                          recompute_modules=modules)  # fmt: skip
+        return estimate_memory(QWEN3_30B, plan(8, ep=8), H100, run).breakdown.activations
+
+    kept = [activations(m) for m in (None, ["moe_act"], ["moe_act", "layernorm"], ["moe", "layernorm"])]
+    assert kept == sorted(kept, reverse=True) and len(set(kept)) == 4

@@ -251,35 +251,48 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     return plain, gemm_in
 
 
-def _lora_sublayer_elements(d: Dims, kind: str, targets: frozenset[str]) -> tuple[float, float]:
+def _lora_sublayer_elements(
+    d: Dims, kind: str, targets: frozenset[str], modules: set[str]
+) -> tuple[float, float]:
     """Saved elements per token of one sublayer with a frozen base (LoRA), all kept in bf16.
 
     A frozen linear layer saves no input: Transformer Engine keeps a GEMM's input only for the weight
     gradient (`if weight.requires_grad` in module/linear.py). What is still saved: each norm's input (its
     own backward), the attention core's q, k, v, output and softmax statistics, the activation function's
     input, the router's logits, and each adapted linear's input, which its LoRA A matrix keeps in bf16
-    (peft/lora.py wraps the linear; the adapter sees the same input tensor).
+    (peft/lora.py wraps the linear; the adapter sees the same input tensor). Selective recompute drops
+    what full training drops (_sublayer_elements): the norm outputs ("layernorm"), a recomputed MLP's or
+    MoE's inner tensors, which keep only their input ("mlp", "moe"), the expert activation's output
+    ("moe_act").
     """
     h = d.hidden
+    norm_out = 0.0 if "layernorm" in modules else h
     if kind == "attn":
         out = d.heads * d.v_dim if d.mla else d.q_width
         core = (d.q_lora or 0) + d.kv_lora + d.qk_pos + d.heads * (2 * (d.qk_dim + d.qk_pos) + d.v_dim) \
             if d.mla else d.q_width + 2 * d.kv_width  # fmt: skip
-        return h + core + out + 2 * d.heads + (h if "linear_qkv" in targets else 0.0), 0.0
+        return h + core + out + 2 * d.heads + (norm_out if "linear_qkv" in targets else 0.0), 0.0
     if kind == "mlp":
+        if "mlp" in modules:
+            return h + norm_out, 0.0  # the checkpointed MLP keeps its input
+        fc1_in = norm_out if "linear_fc1" in targets else 0.0
         fc2_in = d.ffn if "linear_fc2" in targets else 0.0
-        return h + (2 if d.gated else 1) * d.ffn + fc2_in + (h if "linear_fc1" in targets else 0.0), 0.0
+        return h + (2 if d.gated else 1) * d.ffn + fc2_in + fc1_in, 0.0
     if kind == "moe":
         k = d.topk
-        plain: float = h + 2 * d.experts + k * (2 if d.gated else 1) * d.moe_ffn
-        if "linear_fc1" in targets:
-            plain += h + k * d.expert_io  # the norm output and the permuted expert input
-        if "linear_fc2" in targets:
-            plain += k * d.moe_ffn
+        plain: float = h + 2 * d.experts
+        if "moe" in modules:
+            plain += norm_out  # the checkpointed MoE keeps its input
+        else:
+            plain += k * (2 if d.gated else 1) * d.moe_ffn
+            if "linear_fc1" in targets:
+                plain += norm_out + k * d.expert_io  # the norm output and the permuted expert input
+            if "linear_fc2" in targets and "moe_act" not in modules:
+                plain += k * d.moe_ffn
         if d.shared_ffn:
             plain += (2 if d.gated else 1) * d.shared_ffn + (d.shared_ffn if "linear_fc2" in targets else 0.0)
         return plain + d.latent, 0.0
-    return _sublayer_elements(d, kind, set())  # Mamba and DeltaNet mixers: counted as in full training
+    return _sublayer_elements(d, kind, modules)  # Mamba and DeltaNet mixers: counted as in full training
 
 
 def _mix_elements(
@@ -294,7 +307,7 @@ def _mix_elements(
             if lora_targets is None:
                 p, g = _sublayer_elements(d, kind, modules)
             else:
-                p, g = _lora_sublayer_elements(d, kind, lora_targets)
+                p, g = _lora_sublayer_elements(d, kind, lora_targets, modules)
             plain, gemm = plain + count * p, gemm + count * g
     return plain, gemm
 
