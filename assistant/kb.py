@@ -95,8 +95,15 @@ class KnowledgeBase:
 
     def preset_stores_fp8_weights(self, version: str | None, preset: str | None) -> bool:
         """Whether a release's mixed-precision preset sets fp8_param_gather (weights held as FP8 tensors)."""
+        return self._preset_flag("fp8_param_gather", version, preset)
+
+    def preset_stores_fp4_weights(self, version: str | None, preset: str | None) -> bool:
+        """Whether a release's mixed-precision preset sets fp4_param_gather (weights as NVFP4 tensors)."""
+        return self._preset_flag("fp4_param_gather", version, preset)
+
+    def _preset_flag(self, field: str, version: str | None, preset: str | None) -> bool:
         params = self.json("calibration/precision_params.json", required=False) or {}
-        table = params.get("fp8_param_gather", {})
+        table = params.get(field, {})
         fallback = self.default_version
         presets = table.get(version or fallback) or table.get(fallback, {})
         return bool(presets.get(str(preset or "").rsplit(".", 1)[-1], False))

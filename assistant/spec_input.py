@@ -37,6 +37,7 @@ BOOLEAN = {
         "multi_latent_attention",
         "sequence_parallel",
         "fp8_param",
+        "fp4_param",
         "cpu_offloading",
     ),
     "ddp": ("grad_reduce_in_fp32", "use_distributed_optimizer", "use_megatron_fsdp"),

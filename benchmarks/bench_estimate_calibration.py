@@ -31,7 +31,10 @@ from ingest.calibration_fit import (
 
 CALIBRATION = KNOWLEDGE_BASE / "calibration"
 # Perf-table models the estimators describe but the fit leaves out, scored blind (archs.json has no entry).
-BLIND_MODELS = {"nemotron_3_super": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16"}
+BLIND_MODELS = {
+    "nemotron_3_super": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16",
+    "nemotron_3_ultra": "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+}
 
 
 def throughput() -> None:

@@ -1,8 +1,9 @@
-"""Which mixed-precision presets store the weights in FP8, per bundled Megatron-Bridge release.
+"""Which mixed-precision presets store the weights in FP8 or NVFP4, per bundled Megatron-Bridge release.
 
 A preset that sets `fp8_param_gather` (Bridge keeps it in sync with `fp8_param`) makes the model's primary
 weights FP8 tensors: one byte each, with the fp32 master copy in the optimizer, and no separate cached
-FP8 copy. The memory estimator needs this per preset, and recipes name a preset rather than repeat it.
+FP8 copy. `fp4_param_gather` (synced with `fp4_param`) does the same with NVFP4 tensors. The memory
+estimator needs this per preset, and recipes name a preset rather than repeat it.
 Read statically (`ast`) from src/megatron/bridge/training/mixed_precision.py of each tag; nothing is
 imported or executed.
 Usage: python -m ingest.precision_params [--bridge GIT_DIR]
@@ -23,12 +24,12 @@ from ingest.catalog_build import bridge_git_dir
 
 TAGS = {version: "main" if version == "main" else f"v{version}" for version in BUNDLED_VERSIONS}
 PATH = "src/megatron/bridge/training/mixed_precision.py"
-FIELD = "fp8_param_gather"
+FIELDS = ("fp8_param_gather", "fp4_param_gather")
 
 
-def preset_fp8_params(source: str) -> dict[str, bool]:
-    """{preset function: fp8_param_gather} for every module-level function that builds a config, following
-    `cfg = other_preset()` chains, `cfg.fp8_param_gather = X` and the constructor's keyword."""
+def preset_flags(source: str, field: str = "fp8_param_gather") -> dict[str, bool]:
+    """{preset function: `field`} for every module-level function that builds a config, following
+    `cfg = other_preset()` chains, `cfg.<field> = X` and the constructor's keyword."""
     tree = ast.parse(source)
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     resolved: dict[str, bool | None] = {}
@@ -46,13 +47,13 @@ def preset_fp8_params(source: str) -> dict[str, bool]:
                     result = value_of(callee.id, seen | {name})
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 for keyword in node.keywords:
-                    if keyword.arg == FIELD and isinstance(keyword.value, ast.Constant):
+                    if keyword.arg == field and isinstance(keyword.value, ast.Constant):
                         result = bool(keyword.value.value)
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if (
                         isinstance(target, ast.Attribute)
-                        and target.attr == FIELD
+                        and target.attr == field
                         and isinstance(node.value, ast.Constant)
                     ):
                         result = bool(node.value.value)
@@ -64,17 +65,18 @@ def preset_fp8_params(source: str) -> dict[str, bool]:
 
 
 def extract(git_dir: str) -> dict:
-    versions = {}
+    tables: dict[str, dict[str, dict[str, bool]]] = {field: {} for field in FIELDS}
     for version, tag in TAGS.items():
         source = subprocess.run(
             ["git", "-C", git_dir, "show", f"{tag}:{PATH}"], check=True, capture_output=True, text=True
         ).stdout
-        versions[version] = preset_fp8_params(source)
+        for field in FIELDS:
+            tables[field][version] = preset_flags(source, field)
     return {
-        "description": "Mixed-precision presets whose weights are stored in FP8 (fp8_param_gather=True), per "
-        "Megatron-Bridge release.",
+        "description": "Mixed-precision presets whose weights are stored in FP8 (fp8_param_gather=True) or "
+        "NVFP4 (fp4_param_gather=True), per Megatron-Bridge release.",
         "source": f"NVIDIA-NeMo/Megatron-Bridge {PATH} at tags {', '.join(TAGS.values())} (ast)",
-        "fp8_param_gather": versions,
+        **tables,
     }
 
 

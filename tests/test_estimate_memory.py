@@ -330,6 +330,36 @@ def test_fp8_presets_store_the_weights_in_fp8() -> None:
     assert not knowledge_base().preset_stores_fp8_weights("0.6.0", "bf16_mixed")
 
 
+def test_nvfp4_presets_store_the_weights_in_nvfp4() -> None:
+    """Bridge's NVFP4 presets set fp4_param_gather from 0.5.1 on (0.3.1's did not)."""
+    assert knowledge_base().preset_stores_fp4_weights("0.6.0", "bf16_with_nvfp4_mixed")
+    assert knowledge_base().preset_stores_fp4_weights("main", "nemotron_3_super_bf16_with_nvfp4_mixed")
+    assert not knowledge_base().preset_stores_fp4_weights("0.3.1", "bf16_with_nvfp4_mixed")
+    assert not knowledge_base().preset_stores_fp4_weights("0.6.0", "bf16_with_mxfp8_mixed")
+
+
+def test_nvfp4_weights_and_saved_inputs_take_their_block_scaled_sizes() -> None:
+    """An NVFP4 weight holds 4-bit values and an E4M3 scale per 16, in both orientations (1.125 bytes); a
+    saved GEMM input keeps one orientation (0.5625 bytes), so NVFP4 saves less than FP8 (1 byte)."""
+    b200 = HW["b200"]
+    layout = plan(8, tp=8, mbs=1, gbs=8)
+
+    def estimate(precision: str, **settings: bool):
+        return estimate_memory(LLAMA3_70B, layout, b200, RunSettings(seq_length=8192, precision=precision,
+                                                                     **settings))  # fmt: skip
+
+    bf16, fp8, fp4 = estimate("bf16"), estimate("fp8_cs"), estimate("nvfp4")
+    fp4_held = estimate("nvfp4", fp4_param=True)
+    weights = bf16.breakdown.params / 2  # weights per GPU (norms, which are not quantized, are < 0.1%)
+    assert fp4.breakdown.params == pytest.approx(
+        weights * (2 + 1.125), rel=1e-3
+    )  # bf16 weights + cached NVFP4 copy
+    assert fp8.breakdown.params == pytest.approx(weights * (2 + 1.0), rel=1e-3)
+    assert fp4_held.breakdown.params == pytest.approx(weights * 1.125)
+    assert fp4_held.breakdown.grads == bf16.breakdown.grads  # gradients stay in the main-grad dtype
+    assert bf16.breakdown.activations > fp8.breakdown.activations > fp4.breakdown.activations
+
+
 def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:
     """Qwen3-Next and Qwen3.5 put a Gated DeltaNet mixer in three of every four layers (Megatron's
     linear_attention_freq); the parameter count from those mixers matches the checkpoint's."""
@@ -432,3 +462,16 @@ def test_the_pruning_floor_never_exceeds_the_estimate(arch) -> None:
             ratios.append(floor / peak)
     assert len(ratios) > 20
     assert sorted(ratios)[len(ratios) // 2] > 0.5  # and it prunes: the median floor is half the peak or more
+
+
+def test_lora_activations_follow_the_selective_recompute_modules() -> None:
+    """A frozen base keeps fewer tensors than full training, and selective recompute drops from it what it
+    drops in full training: the norm outputs, a checkpointed MoE's inner tensors, the expert activation."""
+
+    def activations(modules: list[str] | None) -> float:
+        run = RunSettings(seq_length=4096, mode="peft", recompute="selective" if modules else None,
+                          recompute_modules=modules)  # fmt: skip
+        return estimate_memory(QWEN3_30B, plan(8, ep=8), H100, run).breakdown.activations
+
+    kept = [activations(m) for m in (None, ["moe_act"], ["moe_act", "layernorm"], ["moe", "layernorm"])]
+    assert kept == sorted(kept, reverse=True) and len(set(kept)) == 4

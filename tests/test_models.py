@@ -463,3 +463,20 @@ def test_an_unset_vocabulary_comes_from_the_null_tokenizer() -> None:
     arch = arch_from_recipe_fields(record)
     assert arch is not None and arch.vocab_size == 32000 and arch.num_layers == 96
     assert "NullTokenizer" in arch.source
+
+
+def test_nemotron_3_ultra_counts_the_parameters_of_its_verification_card() -> None:
+    """The Nemotron 3 Ultra record (ModelOpt launch shapes, the card's 131,072 vocabulary, one "*E" MTP block)
+    counts exactly the 560,524,603,904 parameters Megatron-Bridge's verification card reports for the
+    checkpoint once the vectors the estimator leaves out are added: the MTP block's two input norms, its
+    final norm, and the expert-score correction bias of every MoE layer (48 in the stack, 1 in the block)."""
+    from assistant.estimate.memory import estimable
+    from assistant.estimate.shapes import dims_of, mix_of, mix_params, total_params
+
+    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")
+    d = dims_of(arch)
+    mtp = mix_params(d, mix_of(d.mtp_block))
+    counted = total_params(d) + mtp.tp_sharded + mtp.replicated + mtp.routed + 2 * d.hidden**2
+    moe_layers = arch.hybrid_layer_pattern.count("E") + d.mtp_block.count("E")
+    assert counted + 3 * d.hidden + moe_layers * d.experts == 560_524_603_904
+    assert estimable(arch)  # the memory estimator models every layer kind it has

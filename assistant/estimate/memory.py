@@ -44,6 +44,15 @@ HOST_MEMORY_SHARE = 0.8
 # calculate_logits_max), which the fitted logits_bytes_per_element covers.
 TE_LOGITS_BYTES = 2.0
 
+# NVFP4 tensors (Transformer Engine tensor/nvfp4_tensor.py, NVFP4Quantizer.make_empty): two 4-bit values per
+# byte plus one E4M3 scale byte per block of 16 values, for each orientation a tensor is kept in.
+NVFP4_BYTES_PER_ORIENTATION = 0.5 + 1 / 16
+# A weight keeps both orientations: rowwise for the forward GEMM, columnwise for the data-gradient GEMM.
+NVFP4_WEIGHT_BYTES = 2 * NVFP4_BYTES_PER_ORIENTATION
+# A GEMM input saved for backward keeps the columnwise copy the weight-gradient GEMM reads (the linear
+# modules drop the rowwise data after the forward GEMM: update_usage(rowwise_usage=False)).
+NVFP4_SAVED_INPUT_BYTES = NVFP4_BYTES_PER_ORIENTATION
+
 
 class MemoryOverheads(Record):
     """Constants that are not a function of the model; ingest/calibration.py fits them (defaults = priors)."""
@@ -242,35 +251,48 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     return plain, gemm_in
 
 
-def _lora_sublayer_elements(d: Dims, kind: str, targets: frozenset[str]) -> tuple[float, float]:
+def _lora_sublayer_elements(
+    d: Dims, kind: str, targets: frozenset[str], modules: set[str]
+) -> tuple[float, float]:
     """Saved elements per token of one sublayer with a frozen base (LoRA), all kept in bf16.
 
     A frozen linear layer saves no input: Transformer Engine keeps a GEMM's input only for the weight
     gradient (`if weight.requires_grad` in module/linear.py). What is still saved: each norm's input (its
     own backward), the attention core's q, k, v, output and softmax statistics, the activation function's
     input, the router's logits, and each adapted linear's input, which its LoRA A matrix keeps in bf16
-    (peft/lora.py wraps the linear; the adapter sees the same input tensor).
+    (peft/lora.py wraps the linear; the adapter sees the same input tensor). Selective recompute drops
+    what full training drops (_sublayer_elements): the norm outputs ("layernorm"), a recomputed MLP's or
+    MoE's inner tensors, which keep only their input ("mlp", "moe"), the expert activation's output
+    ("moe_act").
     """
     h = d.hidden
+    norm_out = 0.0 if "layernorm" in modules else h
     if kind == "attn":
         out = d.heads * d.v_dim if d.mla else d.q_width
         core = (d.q_lora or 0) + d.kv_lora + d.qk_pos + d.heads * (2 * (d.qk_dim + d.qk_pos) + d.v_dim) \
             if d.mla else d.q_width + 2 * d.kv_width  # fmt: skip
-        return h + core + out + 2 * d.heads + (h if "linear_qkv" in targets else 0.0), 0.0
+        return h + core + out + 2 * d.heads + (norm_out if "linear_qkv" in targets else 0.0), 0.0
     if kind == "mlp":
+        if "mlp" in modules:
+            return h + norm_out, 0.0  # the checkpointed MLP keeps its input
+        fc1_in = norm_out if "linear_fc1" in targets else 0.0
         fc2_in = d.ffn if "linear_fc2" in targets else 0.0
-        return h + (2 if d.gated else 1) * d.ffn + fc2_in + (h if "linear_fc1" in targets else 0.0), 0.0
+        return h + (2 if d.gated else 1) * d.ffn + fc2_in + fc1_in, 0.0
     if kind == "moe":
         k = d.topk
-        plain: float = h + 2 * d.experts + k * (2 if d.gated else 1) * d.moe_ffn
-        if "linear_fc1" in targets:
-            plain += h + k * d.expert_io  # the norm output and the permuted expert input
-        if "linear_fc2" in targets:
-            plain += k * d.moe_ffn
+        plain: float = h + 2 * d.experts
+        if "moe" in modules:
+            plain += norm_out  # the checkpointed MoE keeps its input
+        else:
+            plain += k * (2 if d.gated else 1) * d.moe_ffn
+            if "linear_fc1" in targets:
+                plain += norm_out + k * d.expert_io  # the norm output and the permuted expert input
+            if "linear_fc2" in targets and "moe_act" not in modules:
+                plain += k * d.moe_ffn
         if d.shared_ffn:
             plain += (2 if d.gated else 1) * d.shared_ffn + (d.shared_ffn if "linear_fc2" in targets else 0.0)
         return plain + d.latent, 0.0
-    return _sublayer_elements(d, kind, set())  # Mamba and DeltaNet mixers: counted as in full training
+    return _sublayer_elements(d, kind, modules)  # Mamba and DeltaNet mixers: counted as in full training
 
 
 def _mix_elements(
@@ -285,7 +307,7 @@ def _mix_elements(
             if lora_targets is None:
                 p, g = _sublayer_elements(d, kind, modules)
             else:
-                p, g = _lora_sublayer_elements(d, kind, lora_targets)
+                p, g = _lora_sublayer_elements(d, kind, lora_targets, modules)
             plain, gemm = plain + count * p, gemm + count * g
     return plain, gemm
 
@@ -328,6 +350,7 @@ def estimate_memory(
     check_offload(offload_layers, d.layers, p, recompute)
     unit = precision_unit(run.precision)
     fp8 = unit in {"fp8", "fp4"}
+    quantized_weights = weight_bytes(run) < 2.0
     sp = layout.sp and t > 1
     assumptions: list[str] = []
 
@@ -335,11 +358,13 @@ def estimate_memory(
     dense_shard = dp * c if run.distributed_optimizer or run.fsdp else 1
     expert_dp = max(1, gpus // (et * e * p))
     expert_shard = expert_dp if run.distributed_optimizer or run.fsdp else 1
-    param_bytes = 1.0 if run.fp8_param else 2.0
+    param_bytes = weight_bytes(run)
     grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
-    if run.fp8_param:
-        assumptions.append("FP8 parameters: weights held in 1 byte, master copy in the optimizer")
+    if quantized_weights:
+        held = "NVFP4 parameters: weights held in 1.125 bytes" if unit == "fp4" else \
+            "FP8 parameters: weights held in 1 byte"  # fmt: skip
+        assumptions.append(f"{held}, master copy in the optimizer")
 
     kinds = layer_kinds(arch)
     vocab = padded_vocab(d.vocab, t)
@@ -351,7 +376,7 @@ def estimate_memory(
     stages = [_stage(p, v, r, microbatches, kinds, chunk_layers) for r in ranks]
     modules = set(run.recompute_modules or (["core_attn"] if recompute == "selective" else []))
     saved_modules = modules if recompute == "selective" else set()
-    gemm_byte = 1.0 if fp8 else 2.0
+    gemm_byte = saved_input_bytes(unit)
     tokens = seq_length * mbs / c  # tokens one rank sees per micro-batch
     tp_div = t if sp else 1
 
@@ -418,9 +443,9 @@ def estimate_memory(
             if run.fsdp:
                 params = params / dense_shard + _largest_layer(d, kinds, t, e, et) * 2 * param_bytes
                 grads /= dense_shard
-        if fp8 and not run.fp8_param:
-            # Transformer Engine's cached FP8 weight copies; Megatron-FSDP casts the shards it holds.
-            params += (sharded + experts) * 1.0 / (dense_shard if run.fsdp else 1)
+        if fp8 and not quantized_weights:
+            # Transformer Engine's cached FP8/NVFP4 weight copies; Megatron-FSDP casts the shards it holds.
+            params += (sharded + experts) * quantized_copy_bytes(unit) / (dense_shard if run.fsdp else 1)
 
         # ---- activations
         n_layers = st.mix.layers
@@ -463,8 +488,8 @@ def estimate_memory(
     graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if run.cuda_graphs else 0.0
     overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
     peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
-    assumptions += _assumptions(sp, t, fp8, recompute, modules, run.distributed_optimizer, dp, c, ov,
-                                run.cuda_graphs)  # fmt: skip
+    assumptions += _assumptions(sp, t, unit, quantized_weights, recompute, modules, run.distributed_optimizer,
+                                dp, c, ov, run.cuda_graphs)  # fmt: skip
     if run.unfused_attention:
         stored = "softmax output, dropout mask and output" if run.attention_dropout > 0 else "softmax output"
         assumptions.append(f"unfused attention: the s×s {stored} of every head is stored")
@@ -533,7 +558,7 @@ def layer_activation_bytes(
     d = dims_of(arch)
     t, c = layout.tp, layout.cp
     tokens = seq_length * (micro_batch_size or layout.mbs) / c
-    gemm_byte = 1.0 if precision_unit(precision) in {"fp8", "fp4"} else 2.0
+    gemm_byte = saved_input_bytes(precision_unit(precision))
     mix = mix_of(layer_kinds(arch))
     plain, gemm = _mix_elements(d, mix, set())
     total = _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
@@ -585,7 +610,27 @@ def _largest_layer(d: Dims, kinds: str, t: int, e: int, et: int) -> float:
     return max(size(mix_params(d, mix_of(kind))) for kind in set(kinds)) / max(t, et)
 
 
-def _assumptions(sp, t, fp8, recompute, modules, dist_opt, dp, c, ov, cuda_graphs) -> list[str]:
+def quantized_copy_bytes(unit: str) -> float:
+    """Bytes per weight of Transformer Engine's low-precision copy of a weight: FP8 1, NVFP4 1.125."""
+    return NVFP4_WEIGHT_BYTES if unit == "fp4" else 1.0
+
+
+def saved_input_bytes(unit: str) -> float:
+    """Bytes per element of a GEMM input saved for backward at this tensor-core precision."""
+    return {"fp4": NVFP4_SAVED_INPUT_BYTES, "fp8": 1.0}.get(unit, 2.0)
+
+
+def weight_bytes(run: RunSettings) -> float:
+    """Bytes per weight the model holds: bf16, or the quantized size when the run keeps its primary weights
+    quantized (fp4_param in an NVFP4 run, fp8_param otherwise; the fp32 master is the optimizer's)."""
+    if precision_unit(run.precision) == "fp4":
+        return NVFP4_WEIGHT_BYTES if run.fp4_param else 2.0
+    return 1.0 if run.fp8_param else 2.0
+
+
+def _assumptions(
+    sp, t, unit, quantized_weights, recompute, modules, dist_opt, dp, c, ov, cuda_graphs
+) -> list[str]:
     out = [
         "most loaded pipeline stage = max of the first stage (embedding, most in-flight micro-batches) "
         "and the last stage (output layer and logits)",
@@ -596,8 +641,16 @@ def _assumptions(sp, t, fp8, recompute, modules, dist_opt, dp, c, ov, cuda_graph
     ]
     if t > 1:
         out.append("sequence parallelism on (activations divided by TP)" if sp else "no sequence parallelism")
-    if fp8:
-        out.append("FP8: GEMM inputs saved in 1 byte, cached FP8 weight copies add 1 byte/param")
+    if unit == "fp4":
+        out.append(
+            "NVFP4: GEMM inputs saved in 0.5625 bytes (4-bit values and a scale per 16)"
+            + ("" if quantized_weights else ", cached NVFP4 weight copies add 1.125 bytes/param")
+        )
+    elif unit == "fp8":
+        out.append(
+            "FP8: GEMM inputs saved in 1 byte"
+            + ("" if quantized_weights else ", cached FP8 weight copies add 1 byte/param")
+        )
     if recompute == "full":
         out.append("full recompute: one checkpoint per layer plus one layer recomputed during backward")
     elif recompute == "selective":
@@ -651,7 +704,7 @@ def memory_floor(
     sharded_state = run.distributed_optimizer or run.fsdp
     dense_shard = max(world // (tp * pp), 1) if sharded_state else 1
     expert_shard = max(world // (pp * ep * etp), 1) if sharded_state else 1
-    param_bytes = 1.0 if run.fp8_param else 2.0
+    param_bytes = weight_bytes(run)
     grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
     peft = run.mode == "peft"
@@ -676,7 +729,7 @@ def memory_floor(
             activations = tokens * d.hidden * 2 / tp * mix.layers  # the checkpointed layer inputs
         else:
             plain, gemm = _mix_elements(d, mix, modules, frozen)
-            gemm_byte = 1.0 if precision_unit(run.precision) in {"fp8", "fp4"} else 2.0
+            gemm_byte = saved_input_bytes(precision_unit(run.precision))
             activations = tokens * (2 * plain + gemm_byte * gemm) / tp  # saved tensors, split by TP
         floor = max(floor, state + activations * min(pp - rank, max(microbatches, 1)))
     return floor

@@ -46,7 +46,8 @@ class RunSettings:
     grad_reduce_in_fp32: bool = True
     precision_aware_optimizer: bool = False
     optimizer_bytes: float | None = None  # optimizer state bytes per parameter; None: Adam's
-    fp8_param: bool = False
+    fp8_param: bool = False  # FP8 runs: the weights are FP8 tensors (fp8_param / fp8_param_gather)
+    fp4_param: bool = False  # NVFP4 runs: the weights are NVFP4 tensors (fp4_param / fp4_param_gather)
     fsdp: bool = False
     cuda_graphs: bool = False  # any CUDA graph capture (memory: static pools; speed reads features)
     unfused_attention: bool = False

@@ -65,6 +65,7 @@ class EstimateRun:
     pipeline_split: PipelineSplit | None = None  # the recipe's uneven first/last stage layers, if any
     attention_dropout: float = 0.0
     hidden_dropout: float = 0.0
+    fp4_param: bool = False  # NVFP4 weights (fp4_param_gather); fp8_param is FP8's
 
 
 def estimate_run(
@@ -126,6 +127,7 @@ def _estimate_plan(run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster) 
         grad_reduce_in_fp32=run.grad_reduce_in_fp32,
         optimizer_bytes=run.optimizer_bytes,
         fp8_param=run.fp8_param,
+        fp4_param=run.fp4_param,
         fsdp=run.fsdp,
         cuda_graphs=run.cuda_graphs,
         unfused_attention=run.unfused_attention,

@@ -71,6 +71,7 @@ def fit_run_settings(
         recompute_num_layers=values.get("model.recompute_num_layers"),
         recompute_method=values.get("model.recompute_method"),
         fp8_param=_stores_fp8_weights(values, config.version if config else record.version, kb),
+        fp4_param=_stores_fp4_weights(values, config.version if config else record.version, kb),
         lora_rank=int(values.get("peft.dim") or LORA_RANK),
         fsdp=bool(config.fsdp) if config else bool(record.fsdp),
         cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
@@ -89,3 +90,11 @@ def _stores_fp8_weights(values: dict, version: str | None, kb: KnowledgeBase) ->
         if isinstance(values.get(key), bool):
             return values[key]
     return kb.preset_stores_fp8_weights(version, values.get("mixed_precision._target_"))
+
+
+def _stores_fp4_weights(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
+    """The recipe's own fp4_param_gather / fp4_param, else its mixed-precision preset's."""
+    for key in ("mixed_precision.fp4_param_gather", "mixed_precision.fp4_param", "model.fp4_param"):
+        if isinstance(values.get(key), bool):
+            return values[key]
+    return kb.preset_stores_fp4_weights(version, values.get("mixed_precision._target_"))

@@ -18,7 +18,13 @@ from pydantic import Field
 from assistant.catalog import default_version
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GIB, GpuSpec
-from assistant.estimate.memory import MemoryEstimate, MemoryOverheads, chunk_sizes, estimate_memory
+from assistant.estimate.memory import (
+    MemoryEstimate,
+    MemoryOverheads,
+    chunk_sizes,
+    estimate_memory,
+    weight_bytes,
+)
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import dims_of, mix_params, whole_model
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
@@ -339,7 +345,7 @@ def static_floor_bytes(arch: ModelArch, run: RunSettings, num_gpus: int, overhea
     d = dims_of(arch)
     dense = mix_params(d, whole_model(d))
     params = dense.tp_sharded + dense.replicated + d.hidden * d.vocab
-    state = 1.0 if run.fp8_param else 2.0
+    state = weight_bytes(run)
     if run.mode != "peft":  # LoRA trains adapters only: the frozen weights have no gradient or state
         state += 4.0 if run.grad_reduce_in_fp32 else 2.0
         state += run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)

@@ -60,6 +60,8 @@ SPEC_RUN_FIELDS = (
     "attention_dropout",
     "hidden_dropout",
     "fp8_param_gather",
+    "fp4_param",
+    "fp4_param_gather",
     "use_transformer_engine_op_fuser",
     "moe_mlp_glu_interleave_size",
 )
@@ -328,6 +330,11 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
             ("mixed_precision.fp8_param_gather", "model.fp8_param"),
             kb.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
         ),
+        fp4_param=_flag(
+            values,
+            ("mixed_precision.fp4_param_gather", "mixed_precision.fp4_param", "model.fp4_param"),
+            kb.preset_stores_fp4_weights(config.version, values.get("mixed_precision._target_")),
+        ),
         fsdp=config.fsdp,
         offload_layers=(config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
         cuda_graphs=config.cuda_graph_impl not in (None, "none"),
@@ -417,6 +424,7 @@ def _run_from_spec(args: EstimateArgs) -> EstimateRun:
         distributed_optimizer=shards_optimizer_state({**optimizer, **ddp}),
         optimizer_bytes=optimizer_state_bytes(optimizer),
         fp8_param=bool(model.get("fp8_param") or model.get("fp8_param_gather")),
+        fp4_param=bool(model.get("fp4_param") or model.get("fp4_param_gather")),
         fsdp=bool(ddp.get("ddp.use_megatron_fsdp", False)),
         offload_layers=int(model.get("cpu_offloading_num_layers") or 0)
         if model.get("cpu_offloading")
