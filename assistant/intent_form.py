@@ -28,6 +28,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
 _WHY_ALLOWED = _rx(
     r"\bwhy (?:does|do|is|would|can) (?:it|this|that|the (?:run|job|training))\b.{0,40}"
     r"\b(?:still )?(?:runs?|works?|starts?|allowed|pass(?:es)?|accepted)\b"
+    r"|\bwhy (?:is|are|does|do)\b.{0,60}\b(?:allowed|accepted|permitted|still (?:runs?|works?))\b"
     r"|\bhow come\b.{0,60}\b(?:runs?|works?|allowed)\b"
     r"|\bi thought\b.{0,60}\b(?:can'?t|cannot|must not|mustn'?t|shouldn'?t|not allowed)\b"
     r"|为什么.{0,40}(?:也能|还能|仍然能|居然能|竟然能|也可以)|我以为.{0,30}(?:不能|不可以|不允许)"
@@ -44,7 +45,9 @@ _DISTRIBUTED_IMPORT = _rx(
     r"\s*(?:gpus?|ranks|nodes)\b"
     r"|\b(?:multi[- ]?gpu|distributed|parallel)\s+(?:import|conversion|convert)"
     r"|\b(?:import|convert|import_ckpt)\b.{0,80}\b(?:host|cpu|system)\s+(?:ram|memory)"
-    r"|(?:多卡|多 GPU|多GPU|分布式).{0,8}(?:导入|转换)"
+    r"|\b(?:import|convert|conversion|import_ckpt)\b.{0,160}\b(?:over|across|on|onto|using|with) "
+    r"(?:the |all |my |multiple |several |many |\d+ )+gpus\b"
+    r"|(?:多卡|多 GPU|多GPU|多个 ?GPU|分布式).{0,8}(?:导入|转换)"
     r"|(?:导入|转换).{0,30}(?:内存|主机内存).{0,10}(?:不够|溢出|爆|OOM)"
 )
 _BATCH_DIVISIBLE = _rx(

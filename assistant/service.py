@@ -752,6 +752,10 @@ def _ask_routed(question: str, version: str, turn: _Turn, conversation: Conversa
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
+    if slots.intent in ("troubleshoot", "validate") and intent_form.classify(text) == "distributed_import":
+        # "import_ckpt runs out of memory converting DeepSeek-V3: can it run over 8 GPUs?" is about the
+        # conversion, not a training config to check: the form's answer and the guide's passages.
+        slots = slots.model_copy(update={"intent": "explain"})
     named = None if _names_setup(slots) else intent_form.asked_model(text)
     if named and intent_form.classify(text) == "can_train" and not candidate_stems(named, list(ctx.stems)):
         # "Can I train XiaoMi MiMo-V2-Flash with Bridge?": no recipe, said plainly, never a neighbour's.
