@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import catalog as catalogs
-from assistant import quick_pick, sequence_multiple, support, turn_budget
+from assistant import intent_form, quick_pick, sequence_multiple, support, turn_budget
 from assistant.answer import Answer, AnswerEstimate, PeftAlternative
 from assistant.bounds import check_count_text, check_question, check_seq_len, check_setups, valid_text
 from assistant.compose import (
@@ -708,6 +708,33 @@ def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> An
 
 
 def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | None = None) -> Answer:
+    """The routed answer, led by the line that answers the question's form (assistant/intent_form)."""
+    answer = _ask_routed(question, version, turn, conversation)
+    line = _form_line(_clip(question).strip(), answer, version_context(version))
+    if line:
+        answer.answer_markdown = f"{line}\n\n{answer.answer_markdown}" if answer.answer_markdown else line
+    return answer
+
+
+def _form_line(text: str, answer: Answer, ctx: VersionContext) -> str:
+    """One own line for a form the router does not name ("why does it still run?", "do I need to convert
+    first?", "import across GPUs?", "batch size divisible by?"); "" for every other question."""
+    form = intent_form.classify(text)
+    lang, version = answer.language, ctx.catalog.version
+    if form == "why_allowed":
+        arch = _arch_of(ctx.stems.get(answer.slots.model_stem)) if answer.slots.model_stem else None
+        experts = arch.num_moe_experts if arch else None
+        return intent_form.why_allowed([text], answer.slots, lang, experts)
+    if form == "conversion_need" and answer.recipe is not None:
+        return intent_form.conversion_need(answer.recipe, version, lang)
+    if form == "distributed_import":
+        return intent_form.distributed_import(version, lang, intent_form.load_conversion())
+    if form == "batch_divisible":
+        return intent_form.batch_divisible(lang)
+    return ""
+
+
+def _ask_routed(question: str, version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
     settings = turn.settings
     text = _clip(question).strip()
     ctx = version_context(version)
@@ -725,6 +752,17 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
+    if slots.intent in ("troubleshoot", "validate") and intent_form.classify(text) == "distributed_import":
+        # "import_ckpt runs out of memory converting DeepSeek-V3: can it run over 8 GPUs?" is about the
+        # conversion, not a training config to check: the form's answer and the guide's passages.
+        slots = slots.model_copy(update={"intent": "explain"})
+    named = None if _names_setup(slots) else intent_form.asked_model(text)
+    if named and intent_form.classify(text) == "can_train" and not candidate_stems(named, list(ctx.stems)):
+        # "Can I train XiaoMi MiMo-V2-Flash with Bridge?": no recipe, said plainly, never a neighbour's.
+        unnamed = slots.model_copy(update={"model_text": named})
+        answer.answer_markdown = _unknown_model(unnamed, ctx, answer_lang)
+        answer.follow_up = [answer.answer_markdown]
+        return answer
     chosen = _quick_pick(slots, text, ctx, conversation)
     if chosen is not None:
         slots = quick_pick.apply(slots, chosen)
@@ -884,6 +922,10 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
         answer.follow_up = [answer.answer_markdown]
         return answer
     return _answer_from(answer, rec, ctx, text, answer_lang, turn)
+
+
+def _names_setup(slots: Slots) -> bool:
+    return bool(slots.model_stem or slots.model_text or slots.recipe_name or slots.hf_model_id)
 
 
 def _arch_of(hf_id: str | None):

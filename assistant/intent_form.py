@@ -1,0 +1,251 @@
+"""Question forms the intent router does not name, answered from computed facts.
+
+Real users ask "why does it still run with EP=32?", "do I need to convert the HF weights first?", "is there
+a way to import across GPUs?", "what must my batch size be divisible by?" or "can I train <model>?". The
+router sees an explain or recommend question; this module says which form it is and writes the one line
+that answers that form, from the user's numbers, the catalog record or a sourced table in
+`knowledge_base/`. Pure apart from `load_conversion`: the caller passes the slots, the record and the table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from assistant.kb import knowledge_base
+from assistant.records import RecipeRecord, Slots
+from assistant.rules.versions import version_key
+
+Form = Literal["why_allowed", "conversion_need", "distributed_import", "batch_divisible", "can_train"]
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# "Why does it still run when I set EP=32?", "I thought EP can't exceed DP", "为什么 ... 也能跑？"
+_WHY_ALLOWED = _rx(
+    r"\bwhy (?:does|do|is|would|can) (?:it|this|that|the (?:run|job|training))\b.{0,40}"
+    r"\b(?:still )?(?:runs?|works?|starts?|allowed|pass(?:es)?|accepted)\b"
+    r"|\bwhy (?:is|are|does|do)\b.{0,60}\b(?:allowed|accepted|permitted|still (?:runs?|works?))\b"
+    r"|\bhow come\b.{0,60}\b(?:runs?|works?|allowed)\b"
+    r"|\bi thought\b.{0,60}\b(?:can'?t|cannot|must not|mustn'?t|shouldn'?t|not allowed)\b"
+    r"|为什么.{0,40}(?:也能|还能|仍然能|居然能|竟然能|也可以)|我以为.{0,30}(?:不能|不可以|不允许)"
+)
+# "Do I need to convert the HF weights to Megatron format first?", "需要先把 HF 权重转换成 Megatron 格式吗？"
+_CONVERSION_NEED = _rx(
+    r"\b(?:need|have|required?) to (?:first )?convert\b|\bneed (?:a |the |any )?conversion\b"
+    r"|\bconvert\b.{0,60}\bfirst\b|\bmust i convert\b"
+    r"|(?:需要|要不要|必须|是否需要|得).{0,10}转(?:换|成)|先.{0,16}转(?:换|成)"
+)
+# "import_ckpt runs out of host RAM ... is there a way to do the import across GPUs?"
+_DISTRIBUTED_IMPORT = _rx(
+    r"\b(?:import|convert|conversion|import_ckpt)\b.{0,120}\b(?:across|multiple|multi[- ]?gpu|several|many)"
+    r"\s*(?:gpus?|ranks|nodes)\b"
+    r"|\b(?:multi[- ]?gpu|distributed|parallel)\s+(?:import|conversion|convert)"
+    r"|\b(?:import|convert|import_ckpt)\b.{0,80}\b(?:host|cpu|system)\s+(?:ram|memory)"
+    r"|\b(?:import|convert|conversion|import_ckpt)\b.{0,160}\b(?:over|across|on|onto|using|with) "
+    r"(?:the |all |my |multiple |several |many |\d+ )+gpus\b"
+    r"|(?:多卡|多 GPU|多GPU|多个 ?GPU|分布式).{0,8}(?:导入|转换)"
+    r"|(?:导入|转换).{0,30}(?:内存|主机内存).{0,10}(?:不够|溢出|爆|OOM)"
+)
+_BATCH_DIVISIBLE = _rx(
+    r"\b(?:global |train(?:ing)? )?batch[ _-]?size\b.{0,50}\bdivisible by\b"
+    r"|\bdivisible by\b.{0,40}\bbatch[ _-]?size\b|(?:批次|批大小|batch size|batch_size).{0,20}整除"
+)
+# "Can I train XiaoMi MiMo-V2-Flash with Megatron-Bridge?", "Does Megatron-Bridge support Foo-7B?"
+_CAN_TRAIN = re.compile(
+    r"\b(?:can|could) (?:i|we|you) (?:train|fine-?tune|pre-?train|use|run)\s+"
+    r"(?P<a>[A-Za-z][\w.\-]*(?:\s+[\w.\-]+){0,3}?)"
+    r"\s+(?:with|on|in|using|through)\s+(?:megatron|bridge|nemo)"
+    r"|\bdoes (?:megatron[- ]?bridge|bridge|it) support\s+(?P<b>[A-Za-z][\w.\-]*(?:\s+[\w.\-]+){0,3}?)"
+    r"(?:\s+(?:fine-?tuning|training|pre-?training|sft|lora))?\s*\?",
+    re.IGNORECASE,
+)
+_FORMS: tuple[tuple[Form, re.Pattern[str]], ...] = (
+    ("distributed_import", _DISTRIBUTED_IMPORT),
+    ("conversion_need", _CONVERSION_NEED),
+    ("why_allowed", _WHY_ALLOWED),
+    ("batch_divisible", _BATCH_DIVISIBLE),
+    ("can_train", _CAN_TRAIN),
+)
+
+
+def classify(text: str) -> Form | None:
+    """The first form the question takes, or None for the forms the router handles itself."""
+    return next((form for form, pattern in _FORMS if pattern.search(text)), None)
+
+
+def asked_model(text: str) -> str | None:
+    """The model a "can I train X with Megatron-Bridge?" question names, as written."""
+    m = _CAN_TRAIN.search(text)
+    if m is None:
+        return None
+    named = (m.group("a") or m.group("b") or "").strip(" .,")
+    # A model name carries a size or a version digit ("MiMo-V2-Flash", "Foo-7B"); "LoRA" or "FSDP" do not.
+    return named if any(ch.isdigit() for ch in named) else None
+
+
+# ---------------------------------------------------------------- why is it allowed (EP above DP)
+
+_SIZE_KEYS = {
+    "ep": (r"expert[-_ ]model[-_ ]parallel[-_ ]size|\bep", "model.expert_model_parallel_size"),
+    "etp": (r"expert[-_ ]tensor[-_ ]parallel[-_ ]size|\betp", "model.expert_tensor_parallel_size"),
+    "tp": (r"tensor[-_ ]model[-_ ]parallel[-_ ]size|\btp", "model.tensor_model_parallel_size"),
+    "pp": (r"pipeline[-_ ]model[-_ ]parallel[-_ ]size|\bpp", "model.pipeline_model_parallel_size"),
+    "cp": (r"context[-_ ]parallel[-_ ]size|\bcp", "model.context_parallel_size"),
+}
+
+
+_SET_TO = r"(?:=|:|\bto\b|设成|设为|设置为|改成|改为|为)?"
+
+
+def _sizes(texts: Sequence[str], overrides: dict[str, str]) -> dict[str, int]:
+    """TP, PP, CP, EP, ETP as written in the texts (latest text wins), else the remembered overrides."""
+    remembered = {name: str(overrides.get(key, "")) for name, (_, key) in _SIZE_KEYS.items()}
+    sizes = {name: int(value) for name, value in remembered.items() if value.isdigit()}
+    for text in texts:
+        for name, (pattern, _) in _SIZE_KEYS.items():
+            found = re.findall(rf"(?:{pattern})\s*{_SET_TO}\s*(\d+)\b", text, re.IGNORECASE)
+            if found:
+                sizes[name] = int(found[-1])
+    return sizes
+
+
+def why_allowed(texts: Sequence[str], slots: Slots, lang: str, experts: int | None) -> str:
+    """EP above DP runs because the expert layers have their own mesh: said with the user's numbers.
+    "" when the question is not about EP or the GPU count is unknown."""
+    question = texts[-1]
+    if not re.search(r"\bep\b|expert|专家", question, re.IGNORECASE) or not slots.num_gpus:
+        return ""
+    s = _sizes(texts, slots.overrides)
+    if "ep" not in s:
+        return ""
+    world, tp, pp, cp, ep = slots.num_gpus, s.get("tp", 1), s.get("pp", 1), s.get("cp", 1), s["ep"]
+    etp = s.get("etp", 1)
+    expert_size = pp * ep * etp
+    dense = tp * pp * cp
+    dp = f"{world // dense}" if world % dense == 0 else f"{world}/{dense}"
+    if world % expert_size:
+        # The expert mesh does not divide the world: it should not run; the rule module's error text.
+        from assistant.rules.upstream import expert_world
+
+        error = expert_world(world, expert_size)
+        mesh = f"PP {pp} × EP {ep} × ETP {etp} = {expert_size}"
+        if lang == "zh":
+            return f"按你的数字，{mesh} 不能整除 {world} 张卡，初始化时应报错：`{error}`。"
+        return f"With your numbers {mesh} does not divide {world} GPUs; start-up should fail with `{error}`."
+    edp = world // expert_size
+    limit = ""
+    if experts and lang == "zh":
+        limit = f"另外 EP 必须整除专家数（{experts}）。"
+    elif experts:
+        limit = f" EP must also divide the number of experts ({experts})."
+    if lang == "zh":
+        return (
+            "**这是预期行为：EP 不受 DP 限制。** MoE 层使用独立的专家网格 PP × EP × ETP × EDP"
+            "（EDP：专家数据并行）= 总卡数，与稠密网格 TP × CP × DP × PP 分开。"
+            f"按你的数字：稠密部分 DP = {world} / (TP {tp} × PP {pp} × CP {cp}) = {dp}；"
+            f"专家部分 PP {pp} × EP {ep} × ETP {etp} = {expert_size} 整除 {world} 张卡，所以 EDP = {edp}。"
+            f"EP 的上限是 PP × EP × ETP 必须整除总卡数。{limit}"
+        )
+    return (
+        f"**This is expected: EP is not bounded by DP.** The MoE layers use their own expert mesh, "
+        "PP × EP × ETP × EDP (expert data parallel) = world size, separate from the dense mesh "
+        "TP × CP × DP × PP. "
+        f"With your numbers: dense DP = {world} / (TP {tp} × PP {pp} × CP {cp}) = {dp}; the expert mesh "
+        f"PP {pp} × EP {ep} × ETP {etp} = {expert_size} divides {world} GPUs, so EDP = {edp}. "
+        f"What bounds EP is that PP × EP × ETP divides the world size.{limit}"
+    )
+
+
+# ---------------------------------------------------------------- conversion
+
+
+def conversion_need(record: RecipeRecord, version: str, lang: str) -> str:
+    """Whether the recipe starts from converted weights, read from its defaults in the catalog."""
+    pretrained = record.fields.get("checkpoint.pretrained_checkpoint")
+    name = f"`{record.name}`"
+    if record.mode == "pretrain" and not pretrained:
+        if lang == "zh":
+            return (
+                f"**不需要**转换 HF 权重：{name} 是预训练配方，"
+                f"Megatron-Bridge {version} 中它的默认配置没有设置 "
+                "`checkpoint.pretrained_checkpoint`，从随机初始化的权重开始训练。只有从已训练的权重开始"
+                "（SFT、LoRA）时，才需要把 HF 权重转换成 Megatron 格式（`AutoBridge.import_ckpt`）。"
+            )
+        return (
+            f"**No conversion is needed**: {name} is a pretraining recipe, and in Megatron-Bridge "
+            f"{version} its defaults set no `checkpoint.pretrained_checkpoint`, so it starts from "
+            "randomly initialised weights. Converting Hugging Face weights to Megatron format "
+            "(`AutoBridge.import_ckpt`) matters only when a run starts from trained weights, as SFT "
+            "and LoRA do."
+        )
+    value = f"`{pretrained}`" if pretrained else ("未设置" if lang == "zh" else "unset")
+    if lang == "zh":
+        return (
+            f"{name}（{record.mode}）从 `checkpoint.pretrained_checkpoint` 指向的权重开始"
+            f"（默认值：{value}）。"
+            "把它设成要起步的检查点；它接受的格式见本版本的检查点说明。"
+        )
+    return (
+        f"{name} ({record.mode}) starts from the weights `checkpoint.pretrained_checkpoint` points at "
+        f"(default: {value}). Set it to the checkpoint to start from; the formats it accepts are in "
+        "this release's checkpoint notes."
+    )
+
+
+def load_conversion() -> dict[str, Any]:
+    return knowledge_base().json("conversion.json")
+
+
+def _holds(rows: Sequence[dict[str, Any]], version: str) -> dict[str, Any] | None:
+    held = [r for r in rows if version_key(r["since"]) <= version_key(version)]
+    return held[-1] if held else None
+
+
+def distributed_import(version: str, lang: str, table: dict[str, Any]) -> str:
+    """The multi-GPU import path of this release, from the conversion table; "" when the table has none."""
+    single, spread = table["single_process"], table["distributed"]
+    row = _holds(spread["rows"], version)
+    if row is None or _holds(single["rows"], version) is None:
+        return ""
+    steps = "\n".join(f"{n}. `{step}`" for n, step in enumerate(spread["steps"], 1))
+    args = " ".join(f"`{a}`" for a in spread["example_args"])
+    sources = "; ".join(f"`{s}`" for s in row["sources"])
+    if lang == "zh":
+        return (
+            f"**可以。** `{single['call']}` 在一个进程里用 `{single['builds_on']}` 在 CPU 上构建整个模型，"
+            f"所以大模型需要把全部权重放进主机内存。Megatron-Bridge {version} 里可以改为用 `torchrun` "
+            f"跨 GPU 转换，按并行切分加载并保存：\n{steps}\n\n"
+            f"示例脚本 `{spread['example']}`（参数 {args}）。\n\n来源：{sources}"
+        )
+    return (
+        f"**Yes.** `{single['call']}` builds the whole model on the CPU in one process "
+        f"(`{single['builds_on']}`), so a large model needs all its weights in host RAM. In "
+        f"Megatron-Bridge {version} you can convert across GPUs under `torchrun` instead, each rank "
+        f"loading and saving its shard:\n{steps}\n\n"
+        f"Example script: `{spread['example']}` (arguments {args}).\n\nSource: {sources}"
+    )
+
+
+# ---------------------------------------------------------------- batch divisibility
+
+
+def batch_divisible(lang: str) -> str:
+    """The micro-batch rule Megatron Core enforces (num_microbatches_calculator), in words."""
+    from assistant.rules.upstream import batch
+
+    error = batch(0, 0, 0).replace("(0)", "(…)")
+    if lang == "zh":
+        return (
+            "全局批次（global batch size）必须能被 MBS × DP 整除：GBS = MBS × DP × GA，GA（梯度累积步数）"
+            f"必须是整数；DP = 卡数 / (TP × PP × CP)。否则报错 `{error}`。"
+        )
+    return (
+        "The global batch size must be divisible by MBS × DP (micro batch size × data-parallel size): "
+        "GBS = MBS × DP × GA with a whole number of gradient-accumulation steps GA, and "
+        "DP = GPUs / (TP × PP × CP). "
+        f"Otherwise Megatron Core stops with `{error}`."
+    )
