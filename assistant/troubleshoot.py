@@ -70,6 +70,14 @@ SIGNATURES = (
         upstream.layers_pp(0, 0, with_numbers=False),
     ),
     _signature(("vp-layers",), "megatron/bridge/models/gpt_provider.py", upstream.VP_CHUNKS),
+    _signature(
+        ("pp-uneven",),
+        "megatron/core/transformer/transformer_config.py",
+        upstream.uneven_edge_vp("first", 9001, 9002),
+        upstream.uneven_edge_vp("last", 9001, 9002),
+        upstream.uneven_middle_pp(9001, 9002),
+        upstream.uneven_middle_vp(9001, 9002),
+    ),  # fmt: skip
     _signature(("vp-needs-pp",), "megatron/core/model_parallel_config.py", upstream.VP_WITHOUT_PP),
     _signature(
         ("expert-mesh",),
@@ -197,7 +205,7 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         config, arch, cluster, version, catalog.launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
     )
     rules = signature.rules if signature else ()
-    causes = [f for f in findings if f.severity == "error" and f.id in rules]
+    causes = [f for f in findings if f.id in rules and (f.severity == "error" or _hybrid_split(f, arch))]
     if signature is None and not any(f.severity == "error" for f in findings):
         return None
     unset_etp = False
@@ -257,6 +265,12 @@ def config_overrides(slots: Slots) -> dict[str, Any]:
     return overrides
 
 
+def _hybrid_split(finding: Finding, arch: ModelArch | None) -> bool:
+    """On a hybrid stack (Mamba / GDN) an uneven PP split is only a warning in the rule module, since a
+    layer pattern may place the layers itself; a quoted even-split error shows this run did not."""
+    return bool(arch and arch.is_hybrid and finding.id in {"pp-layers", "vp-layers"})
+
+
 def _has(findings: list[Finding], rule_id: str) -> bool:
     return any(f.id == rule_id for f in findings)
 
@@ -308,12 +322,42 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
     world = cluster.num_gpus
     if finding.id == "pp-layers" and arch is not None:
         layers, pp = arch.num_layers, config.pp
-        return say(
+        line = say(
             lang,
             f"{layers} layers over PP {pp} leaves {_number(layers / pp)} per stage; every stage needs a "
             "whole number of layers.",
             f"{layers} 层分到 PP {pp} 个流水线阶段，每段 {_number(layers / pp)} 层；"
             "每个阶段的层数必须是整数。",
+        )
+        if finding.severity != "error":
+            line += " " + say(
+                lang,
+                "This model is a hybrid stack, where the rule module only warns on an uneven split (a layer "
+                "pattern may place the layers itself); the error you quote shows that this run split them "
+                "evenly, so the warning is the cause. Set the first and last stage sizes, or a PP that "
+                "divides.",
+                "该模型是混合层结构，规则模块对不均分只给出警告（层模式可能自行放置各层）；"
+                "你引用的报错说明这次运行是按均分处理的，因此这条警告就是原因。"
+                "请设置首尾阶段的层数，或选一个能整除的 PP。",
+            )
+        return line
+    if finding.id == "pp-uneven" and arch is not None and config.pp > 1:
+        edges = [
+            n
+            for n in (config.values.get(FIRST_STAGE_LAYERS), config.values.get(LAST_STAGE_LAYERS))
+            if isinstance(n, int)
+        ]
+        middle_pp = config.pp - len(edges)
+        middle = arch.num_layers - sum(edges)
+        per = _number(middle / middle_pp) if middle_pp else "0"
+        vp_en = f", and each stage's layers must also divide by VP {config.vp}." if config.vp else "."
+        vp_zh = f"；每个阶段的层数还必须能被 VP {config.vp} 整除。" if config.vp else "。"
+        return say(
+            lang,
+            f"{arch.num_layers} layers minus the edge stages ({', '.join(map(str, edges))}) leave {middle} "
+            f"for {middle_pp} middle stages: {per} each" + vp_en,
+            f"{arch.num_layers} 层减去首尾阶段（{'、'.join(map(str, edges))}）剩 {middle} 层，"
+            f"分给 {middle_pp} 个中间阶段：每段 {per} 层" + vp_zh,
         )
     if finding.id == "vp-layers" and arch is not None and config.vp:
         per_stage = arch.num_layers // config.pp
@@ -638,10 +682,12 @@ def _broken_line(record: RecipeRecord | None, check: SelfCheck, lang: str) -> st
 
 def _fix_lines(diag: Diagnosis, lang: str) -> str:
     fixed = diag.repair
-    if fixed is None or not fixed.fix:
+    if (fixed is None or not fixed.fix) and not diag.alternatives:
         return ""
     parts = []
-    if fixed.passes:
+    if fixed is None or not fixed.fix:
+        parts.append(say(lang, "**Fix** (re-checked by the rule module):", "**修复**（已由规则模块复查）："))
+    elif fixed.passes:
         parts.append(
             say(
                 lang,
@@ -657,7 +703,8 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
                 "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
             )
         )
-    parts.append(f"```\n{_fix_text(fixed.fix)}\n```")
+    if fixed is not None and fixed.fix:
+        parts.append(f"```\n{_fix_text(fixed.fix)}\n```")
     for split in diag.alternatives:
         assert diag.config is not None and diag.arch is not None
         edge = split[FIRST_STAGE_LAYERS]
@@ -672,7 +719,7 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
             )
         )
         parts.append(f"```\n{_fix_text(split)}\n```")
-    if not fixed.passes:
+    if fixed is not None and fixed.fix and not fixed.passes:
         parts.append("\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in fixed.remaining))
     return "\n\n".join(parts)
 
