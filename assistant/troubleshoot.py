@@ -677,7 +677,7 @@ def _broken_line(record: RecipeRecord | None, check: SelfCheck, lang: str) -> st
         f"this check on its own {check.gpus} GPUs (catalog self-check: {rules}).",
         f"**是的，`{record.name}` 在 Megatron-Bridge {record.version} 中是坏的：** "
         f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上就无法通过这项检查（目录自检：{rules}）。",
-    )
+    ) + (" " + history if (history := _history_line(record, lang)) else "")
 
 
 def _fix_lines(diag: Diagnosis, lang: str) -> str:
@@ -724,6 +724,62 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
     return "\n\n".join(parts)
 
 
+def self_check_history(
+    record: RecipeRecord, later: dict[str, RecipeRecord | None]
+) -> tuple[str | None, bool]:
+    """What the later releases do with a recipe broken in its own: the first later version whose catalog
+    self-check passes (None: none does), and whether the recipe is still present in the newest. `later`: the
+    same recipe name per later bundled version, oldest first, None where that catalog has no such recipe."""
+    fixed_in = next((v for v, r in later.items() if r and r.self_check and r.self_check.passes), None)
+    newest = list(later.values())[-1] if later else record
+    return fixed_in, newest is not None
+
+
+def _later_records(record: RecipeRecord) -> dict[str, RecipeRecord | None]:
+    """The recipe of the same name in each bundled version after the record's, oldest first."""
+    from assistant.catalog import load_catalog
+
+    if record.version not in BUNDLED_VERSIONS:
+        return {}
+    later = BUNDLED_VERSIONS[BUNDLED_VERSIONS.index(record.version) + 1 :]
+    found: dict[str, RecipeRecord | None] = {}
+    for version in later:
+        same = [r for r in load_catalog(version).recipes if r.name == record.name and r.kind == record.kind]
+        found[version] = same[0] if same else None
+    return found
+
+
+def _history_line(record: RecipeRecord, lang: str) -> str:
+    """ "Fixed in main" or "still broken in main", from the later catalogs' own self-checks."""
+    later = _later_records(record)
+    if not later:
+        return ""
+    fixed_in, present = self_check_history(record, later)
+    newest = list(later)[-1]
+    if fixed_in:
+        return say(
+            lang,
+            f"Fixed in Megatron-Bridge {fixed_in}: the catalog self-check of that release passes for "
+            f"`{record.name}`; upgrading also fixes it.",
+            f"已在 Megatron-Bridge {fixed_in} 中修复：该版本目录自检对 `{record.name}` 通过；升级也能解决。",
+        )
+    if not present:
+        return say(
+            lang,
+            f"`{record.name}` is no longer in the Megatron-Bridge {newest} catalog.",
+            f"Megatron-Bridge {newest} 的目录中已没有 `{record.name}`。",
+        )
+    newest_check = later[newest].self_check if later[newest] else None
+    if newest_check is None or newest_check.passes:
+        return ""
+    return say(
+        lang,
+        f"Still failing in the later bundled releases up to {newest}: keep the fixed settings after "
+        "upgrading.",
+        f"直到 {newest} 的所有后续内置版本中仍然失败：升级后也请保留修正后的设置。",
+    )
+
+
 def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
     """A plain flag for an answer that names a recipe whose own defaults fail on its own GPUs, with the
     settings that fix it; "" for a recipe that passes (or was not checked)."""
@@ -740,7 +796,7 @@ def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
         f"⚠️ `{record.name}` 在此版本（Megatron-Bridge {record.version}）中**是坏的**："
         f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上无法通过 {rules}。"
         + (f"修正后的设置（已由规则模块复查）：{fix}。" if fix else ""),
-    )
+    ) + (" " + history if (history := _history_line(record, lang)) else "")
 
 
 _BROKEN_ASK = re.compile(
