@@ -240,6 +240,8 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
             ignore=LAUNCH_INPUT_RULES,
             hardware=knowledge_base().hardware,
         )
+    if (fixed is None or not fixed.fix) and causes and all(_hybrid_split(f, arch) for f in causes):
+        fixed = _hybrid_fix(causes[0], record, overrides, arch, cluster, version)
     alternatives = (
         _uneven_stages(record, overrides, arch, cluster, version, config) if _has(causes, "pp-layers") else []
     )
@@ -269,6 +271,27 @@ def _hybrid_split(finding: Finding, arch: ModelArch | None) -> bool:
     """On a hybrid stack (Mamba / GDN) an uneven PP split is only a warning in the rule module, since a
     layer pattern may place the layers itself; a quoted even-split error shows this run did not."""
     return bool(arch and arch.is_hybrid and finding.id in {"pp-layers", "vp-layers"})
+
+
+def _hybrid_fix(
+    cause: Finding,
+    record: RecipeRecord,
+    overrides: dict[str, Any],
+    arch: ModelArch | None,
+    cluster: Cluster,
+    version: str,
+) -> Repair | None:
+    """The warning's own fix (a PP or VP that divides), re-checked by the rule module: `repair` fixes only
+    errors, and on a hybrid stack the uneven split is a warning."""
+    key, _, value = (cause.fix or "").partition("=")
+    if not key or not value.isdigit():
+        return None
+    pinned = {key: int(value)}
+    remaining = errors_of(
+        record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES,
+        hardware=knowledge_base().hardware,
+    )  # fmt: skip
+    return Repair(fix=pinned, remaining=remaining)
 
 
 def _has(findings: list[Finding], rule_id: str) -> bool:
