@@ -70,6 +70,14 @@ SIGNATURES = (
         upstream.layers_pp(0, 0, with_numbers=False),
     ),
     _signature(("vp-layers",), "megatron/bridge/models/gpt_provider.py", upstream.VP_CHUNKS),
+    _signature(
+        ("pp-uneven",),
+        "megatron/core/transformer/transformer_config.py",
+        upstream.uneven_edge_vp("first", 9001, 9002),
+        upstream.uneven_edge_vp("last", 9001, 9002),
+        upstream.uneven_middle_pp(9001, 9002),
+        upstream.uneven_middle_vp(9001, 9002),
+    ),  # fmt: skip
     _signature(("vp-needs-pp",), "megatron/core/model_parallel_config.py", upstream.VP_WITHOUT_PP),
     _signature(
         ("expert-mesh",),
@@ -197,7 +205,7 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         config, arch, cluster, version, catalog.launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
     )
     rules = signature.rules if signature else ()
-    causes = [f for f in findings if f.severity == "error" and f.id in rules]
+    causes = [f for f in findings if f.id in rules and (f.severity == "error" or _hybrid_split(f, arch))]
     if signature is None and not any(f.severity == "error" for f in findings):
         return None
     unset_etp = False
@@ -232,6 +240,8 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
             ignore=LAUNCH_INPUT_RULES,
             hardware=knowledge_base().hardware,
         )
+    if (fixed is None or not fixed.fix) and causes and all(_hybrid_split(f, arch) for f in causes):
+        fixed = _hybrid_fix(causes[0], record, overrides, arch, cluster, version)
     alternatives = (
         _uneven_stages(record, overrides, arch, cluster, version, config) if _has(causes, "pp-layers") else []
     )
@@ -255,6 +265,33 @@ def config_overrides(slots: Slots) -> dict[str, Any]:
     if slots.seq_length and not any(key in overrides for key in SEQ_KEYS):
         overrides = {**overrides, **dict.fromkeys(SEQ_KEYS, slots.seq_length)}
     return overrides
+
+
+def _hybrid_split(finding: Finding, arch: ModelArch | None) -> bool:
+    """On a hybrid stack (Mamba / GDN) an uneven PP split is only a warning in the rule module, since a
+    layer pattern may place the layers itself; a quoted even-split error shows this run did not."""
+    return bool(arch and arch.is_hybrid and finding.id in {"pp-layers", "vp-layers"})
+
+
+def _hybrid_fix(
+    cause: Finding,
+    record: RecipeRecord,
+    overrides: dict[str, Any],
+    arch: ModelArch | None,
+    cluster: Cluster,
+    version: str,
+) -> Repair | None:
+    """The warning's own fix (a PP or VP that divides), re-checked by the rule module: `repair` fixes only
+    errors, and on a hybrid stack the uneven split is a warning."""
+    key, _, value = (cause.fix or "").partition("=")
+    if not key or not value.isdigit():
+        return None
+    pinned = {key: int(value)}
+    remaining = errors_of(
+        record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES,
+        hardware=knowledge_base().hardware,
+    )  # fmt: skip
+    return Repair(fix=pinned, remaining=remaining)
 
 
 def _has(findings: list[Finding], rule_id: str) -> bool:
@@ -308,12 +345,42 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
     world = cluster.num_gpus
     if finding.id == "pp-layers" and arch is not None:
         layers, pp = arch.num_layers, config.pp
-        return say(
+        line = say(
             lang,
             f"{layers} layers over PP {pp} leaves {_number(layers / pp)} per stage; every stage needs a "
             "whole number of layers.",
             f"{layers} 层分到 PP {pp} 个流水线阶段，每段 {_number(layers / pp)} 层；"
             "每个阶段的层数必须是整数。",
+        )
+        if finding.severity != "error":
+            line += " " + say(
+                lang,
+                "This model is a hybrid stack, where the rule module only warns on an uneven split (a layer "
+                "pattern may place the layers itself); the error you quote shows that this run split them "
+                "evenly, so the warning is the cause. Set the first and last stage sizes, or a PP that "
+                "divides.",
+                "该模型是混合层结构，规则模块对不均分只给出警告（层模式可能自行放置各层）；"
+                "你引用的报错说明这次运行是按均分处理的，因此这条警告就是原因。"
+                "请设置首尾阶段的层数，或选一个能整除的 PP。",
+            )
+        return line
+    if finding.id == "pp-uneven" and arch is not None and config.pp > 1:
+        edges = [
+            n
+            for n in (config.values.get(FIRST_STAGE_LAYERS), config.values.get(LAST_STAGE_LAYERS))
+            if isinstance(n, int)
+        ]
+        middle_pp = config.pp - len(edges)
+        middle = arch.num_layers - sum(edges)
+        per = _number(middle / middle_pp) if middle_pp else "0"
+        vp_en = f", and each stage's layers must also divide by VP {config.vp}." if config.vp else "."
+        vp_zh = f"；每个阶段的层数还必须能被 VP {config.vp} 整除。" if config.vp else "。"
+        return say(
+            lang,
+            f"{arch.num_layers} layers minus the edge stages ({', '.join(map(str, edges))}) leave {middle} "
+            f"for {middle_pp} middle stages: {per} each" + vp_en,
+            f"{arch.num_layers} 层减去首尾阶段（{'、'.join(map(str, edges))}）剩 {middle} 层，"
+            f"分给 {middle_pp} 个中间阶段：每段 {per} 层" + vp_zh,
         )
     if finding.id == "vp-layers" and arch is not None and config.vp:
         per_stage = arch.num_layers // config.pp
@@ -633,15 +700,17 @@ def _broken_line(record: RecipeRecord | None, check: SelfCheck, lang: str) -> st
         f"this check on its own {check.gpus} GPUs (catalog self-check: {rules}).",
         f"**是的，`{record.name}` 在 Megatron-Bridge {record.version} 中是坏的：** "
         f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上就无法通过这项检查（目录自检：{rules}）。",
-    )
+    ) + (" " + history if (history := _history_line(record, lang)) else "")
 
 
 def _fix_lines(diag: Diagnosis, lang: str) -> str:
     fixed = diag.repair
-    if fixed is None or not fixed.fix:
+    if (fixed is None or not fixed.fix) and not diag.alternatives:
         return ""
     parts = []
-    if fixed.passes:
+    if fixed is None or not fixed.fix:
+        parts.append(say(lang, "**Fix** (re-checked by the rule module):", "**修复**（已由规则模块复查）："))
+    elif fixed.passes:
         parts.append(
             say(
                 lang,
@@ -657,7 +726,8 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
                 "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
             )
         )
-    parts.append(f"```\n{_fix_text(fixed.fix)}\n```")
+    if fixed is not None and fixed.fix:
+        parts.append(f"```\n{_fix_text(fixed.fix)}\n```")
     for split in diag.alternatives:
         assert diag.config is not None and diag.arch is not None
         edge = split[FIRST_STAGE_LAYERS]
@@ -672,9 +742,65 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
             )
         )
         parts.append(f"```\n{_fix_text(split)}\n```")
-    if not fixed.passes:
+    if fixed is not None and fixed.fix and not fixed.passes:
         parts.append("\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in fixed.remaining))
     return "\n\n".join(parts)
+
+
+def self_check_history(
+    record: RecipeRecord, later: dict[str, RecipeRecord | None]
+) -> tuple[str | None, bool]:
+    """What the later releases do with a recipe broken in its own: the first later version whose catalog
+    self-check passes (None: none does), and whether the recipe is still present in the newest. `later`: the
+    same recipe name per later bundled version, oldest first, None where that catalog has no such recipe."""
+    fixed_in = next((v for v, r in later.items() if r and r.self_check and r.self_check.passes), None)
+    newest = list(later.values())[-1] if later else record
+    return fixed_in, newest is not None
+
+
+def _later_records(record: RecipeRecord) -> dict[str, RecipeRecord | None]:
+    """The recipe of the same name in each bundled version after the record's, oldest first."""
+    from assistant.catalog import load_catalog
+
+    if record.version not in BUNDLED_VERSIONS:
+        return {}
+    later = BUNDLED_VERSIONS[BUNDLED_VERSIONS.index(record.version) + 1 :]
+    found: dict[str, RecipeRecord | None] = {}
+    for version in later:
+        same = [r for r in load_catalog(version).recipes if r.name == record.name and r.kind == record.kind]
+        found[version] = same[0] if same else None
+    return found
+
+
+def _history_line(record: RecipeRecord, lang: str) -> str:
+    """ "Fixed in main" or "still broken in main", from the later catalogs' own self-checks."""
+    later = _later_records(record)
+    if not later:
+        return ""
+    fixed_in, present = self_check_history(record, later)
+    newest = list(later)[-1]
+    if fixed_in:
+        return say(
+            lang,
+            f"Fixed in Megatron-Bridge {fixed_in}: the catalog self-check of that release passes for "
+            f"`{record.name}`; upgrading also fixes it.",
+            f"已在 Megatron-Bridge {fixed_in} 中修复：该版本目录自检对 `{record.name}` 通过；升级也能解决。",
+        )
+    if not present:
+        return say(
+            lang,
+            f"`{record.name}` is no longer in the Megatron-Bridge {newest} catalog.",
+            f"Megatron-Bridge {newest} 的目录中已没有 `{record.name}`。",
+        )
+    newest_check = later[newest].self_check if later[newest] else None
+    if newest_check is None or newest_check.passes:
+        return ""
+    return say(
+        lang,
+        f"Still failing in the later bundled releases up to {newest}: keep the fixed settings after "
+        "upgrading.",
+        f"直到 {newest} 的所有后续内置版本中仍然失败：升级后也请保留修正后的设置。",
+    )
 
 
 def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
@@ -693,7 +819,7 @@ def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
         f"⚠️ `{record.name}` 在此版本（Megatron-Bridge {record.version}）中**是坏的**："
         f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上无法通过 {rules}。"
         + (f"修正后的设置（已由规则模块复查）：{fix}。" if fix else ""),
-    )
+    ) + (" " + history if (history := _history_line(record, lang)) else "")
 
 
 _BROKEN_ASK = re.compile(

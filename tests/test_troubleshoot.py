@@ -13,7 +13,7 @@ from assistant.rules.repair import errors_of
 from assistant.service import ask
 from assistant.session import Conversation
 from assistant.settings import Settings
-from assistant.troubleshoot import match_error
+from assistant.troubleshoot import broken_recipe_note, match_error
 
 GLM_EN = (
     "On 0.6.0, glm45_355b_pretrain_config on 128 H100 fails: num_layers=92 should be divisible by "
@@ -154,3 +154,46 @@ def test_a_sequence_length_said_in_prose_is_part_of_the_checked_config(settings)
         "llama3_8b_pretrain_config", "0.6.0", 2,
         {"model.context_parallel_size": 2, "model.seq_length": 4100, "dataset.seq_length": 4100},
     )  # fmt: skip
+
+
+HYBRID_EN = (
+    "On 0.6.0 nemotronh_56b_pretrain_config on 80 H100 with PP 5 fails: num_layers=118 should be divisible "
+    "by config.pipeline_model_parallel_size=5"
+)
+
+
+def test_a_hybrid_stack_takes_the_uneven_split_warning_as_the_cause(settings):
+    answer = ask(HYBRID_EN, settings=settings)
+    text = answer.answer_markdown
+    assert answer.intent == "troubleshoot" and answer.recipe.name == "nemotronh_56b_pretrain_config"
+    assert "118 layers over PP 5 leaves 23.6 per stage" in text and "hybrid stack" in text
+    assert "Nothing in this config explains the error" not in text
+    split = {"model.num_layers_in_first_pipeline_stage": 23, "model.num_layers_in_last_pipeline_stage": 23}
+    assert "model.num_layers_in_first_pipeline_stage=23 model.num_layers_in_last_pipeline_stage=23" in text
+    assert _revalidates(
+        "nemotronh_56b_pretrain_config", "0.6.0", 80, {"model.pipeline_model_parallel_size": 5, **split}
+    )
+
+
+def test_uneven_stages_that_leave_a_ragged_middle_fail_with_megatron_cores_text():
+    record = catalogs.resolve_recipe("glm45_355b_pretrain_config", "0.6.0")
+    arch = recipe_arch(record, load_model_arch)
+    edges = {"model.num_layers_in_first_pipeline_stage": 11, "model.num_layers_in_last_pipeline_stage": 11}
+    errors = errors_of(
+        record, edges, arch, Cluster(num_gpus=128), "0.6.0", hardware=knowledge_base().hardware
+    )
+    assert [f.upstream_error for f in errors if f.id == "pp-uneven"] == [
+        "number of layers at middle stage: 70 must be divisible bythe middle pipeline model parallel size 6"
+    ]
+    signature = match_error(
+        "ValueError: number of layers at middle stage: 70 must be divisible bythe middle pipeline model "
+        "parallel size 6"
+    )
+    assert signature is not None and signature.rules == ("pp-uneven",)
+
+
+def test_a_broken_recipe_says_which_later_release_fixes_it():
+    record = catalogs.resolve_recipe("glm45_355b_pretrain_config", "0.6.0")
+    assert "Fixed in Megatron-Bridge main" in broken_recipe_note(record, "en")
+    nemotron = catalogs.resolve_recipe("nemotronh_56b_pretrain_256gpu_b200_bf16_config", "0.6.0")
+    assert "Still failing in the later bundled releases up to main" in broken_recipe_note(nemotron, "en")

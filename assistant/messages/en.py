@@ -194,6 +194,10 @@ MESSAGES: dict[str, str] = {
     ),
     "vp-needs-pp": "Virtual pipeline (VP={vp}) needs pipeline parallelism > 1; PP is {pp}.",
     "pp-layers": "PP={pp} does not divide the {layers} transformer layers evenly.",
+    "pp-uneven": (
+        "With uneven first/last pipeline stages, {middle} of the {layers} layers remain for {middle_pp} "
+        "middle stages (PP={pp}), or a stage's layers do not divide by VP."
+    ),
     "vp-layers": "VP={vp} does not divide the {per_stage} layers on each of the {pp} pipeline stages.",
     "cp-seq": "Sequence length {seq} is not divisible by 2·CP = {value1}; each CP rank takes two chunks.",
     "long-context-no-cp": (

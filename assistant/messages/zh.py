@@ -164,6 +164,10 @@ MESSAGES: dict[str, str] = {
     ),
     "vp-needs-pp": "虚拟流水线（VP={vp}）要求流水线并行度大于 1，当前 PP={pp}。",
     "pp-layers": "PP={pp} 不能整除 {layers} 个 Transformer 层。",
+    "pp-uneven": (
+        "首尾流水线阶段不均分时，{layers} 层中剩下 {middle} 层分给 {middle_pp} 个中间阶段（PP={pp}），"
+        "无法均分，或某阶段层数不能被 VP 整除。"
+    ),
     "vp-layers": "VP={vp} 不能整除每个流水线阶段（共 {pp} 个）上的 {per_stage} 层。",
     "cp-seq": "序列长度 {seq} 不能被 2·CP = {value1} 整除（每个 CP rank 处理两个分块）。",
     "long-context-no-cp": (

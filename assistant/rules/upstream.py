@@ -50,6 +50,29 @@ def layers_pp(layers: int, pp: int, with_numbers: bool = True) -> str:
 # Bridge models/gpt_provider.py checks (layers // PP) % VP before Megatron-Core builds the block.
 VP_CHUNKS = "Make sure the number of model chunks is the same across all pipeline stages."
 
+
+# megatron/core/transformer/transformer_config.py (ValueError): uneven PP via num_layers_in_first/last_
+# pipeline_stage, alone or with a virtual pipeline; the missing spaces are upstream's (core main).
+def uneven_edge_vp(edge: str, layers: int, vp: int) -> str:
+    return (
+        f"number of layers at {edge} stage: {layers}must be divisible by virtual pipelineparallel degree {vp}"
+    )
+
+
+def uneven_middle_pp(layers: int, middle_pp: int) -> str:
+    return (
+        f"number of layers at middle stage: {layers} must be divisible by"
+        f"the middle pipeline model parallel size {middle_pp}"
+    )
+
+
+def uneven_middle_vp(per_rank: int, vp: int) -> str:
+    return (
+        f"number of layers on each middle pipeline rank:{per_rank} must be divisible by virtual"
+        f"pipeline parallel degree {vp}"
+    )
+
+
 CP_SEQ = "Sequence length must be divisible by 2 * context parallel size if context parallel is used."
 FINETUNE_CP_PER_TOKEN = "When finetuning with CP>1, calculate_per_token_loss must be True"
 FINETUNE_CP_AVERAGE = "When finetuning with CP>1, average_in_collective must be False"

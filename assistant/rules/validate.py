@@ -226,8 +226,10 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
                 fix=kv(model__virtual_pipeline_model_parallel_size=None),
             )
         )
-    if arch is None or ctx.flexible_layout:
+    if arch is None:
         return found
+    if ctx.flexible_layout:
+        return found + _uneven_split(ctx)
     layers = arch.num_layers
     # Hybrid stacks (Mamba / linear-attention patterns) may place layers by pattern: report, do not block.
     hard: Severity = "warning" if arch.is_hybrid else "error"
@@ -266,6 +268,42 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
                 )
             )
     return found
+
+
+def _uneven_split(ctx: _Context) -> list[Finding]:
+    """Megatron-Core's checks on num_layers_in_first/last_pipeline_stage (transformer_config.py): the middle
+    stages split the rest evenly, and with a virtual pipeline every stage's layers divide by VP. An explicit
+    layout or the embedding/loss split flags are checked by Megatron itself and not here."""
+    values, config, arch = ctx.config.values, ctx.config, ctx.arch
+    if arch is None or config.pp <= 1 or values.get(PIPELINE_LAYOUT):
+        return []
+    if any(values.get(key) for key in SPLIT_LAYER_FLAGS):
+        return []
+    edges = {"first": values.get(FIRST_STAGE_LAYERS), "last": values.get(LAST_STAGE_LAYERS)}
+    vp, middle_layers, middle_pp = config.vp, arch.num_layers, config.pp
+    texts: list[str] = []
+    for edge, count in edges.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            continue
+        if vp and count % vp:
+            texts.append(upstream.uneven_edge_vp(edge, count, vp))
+        middle_layers -= count
+        middle_pp -= 1
+    if middle_pp and middle_layers % middle_pp:
+        texts.append(upstream.uneven_middle_pp(middle_layers, middle_pp))
+    elif middle_pp and vp and (middle_layers // middle_pp) % vp:
+        texts.append(upstream.uneven_middle_vp(middle_layers // middle_pp, vp))
+    if not texts:
+        return []
+    return [
+        finding(
+            "pp-uneven",
+            "error",
+            msg("pp-uneven", layers=arch.num_layers, pp=config.pp, middle=middle_layers, middle_pp=middle_pp),
+            upstream_error=texts[0],
+            fix=None,
+        )
+    ]
 
 
 # ---------------------------------------------------------------- context parallel
