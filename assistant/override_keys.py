@@ -55,7 +55,8 @@ def unknown_keys(keys: Iterable[str], fields: frozenset[str]) -> dict[str, list[
 
 def check_override_keys(keys: Iterable[str], catalog: Catalog) -> None:
     """UserError listing every unknown key of this release with its closest real keys."""
-    bad = unknown_keys([k.lstrip("+~") for k in keys], release_fields(catalog))
+    keys = [k.lstrip("+~") for k in keys]
+    bad = unknown_keys(keys, release_fields(catalog)) if keys else {}
     if not bad:
         return
     lines_en, lines_zh = [], []

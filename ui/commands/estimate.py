@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -167,9 +168,10 @@ def register(app: typer.Typer) -> None:
     app.command("estimate", context_settings=CONTEXT)(estimate)
 
 
+@cache
 def _click_command():  # noqa: ANN202 - typer returns its vendored click Command
     """The `estimate` command as click sees it (without --help), so that a batch line is parsed as the
-    command line is."""
+    command line is; built once, as building it costs more than parsing a line."""
     single = typer.Typer(add_completion=False, context_settings={"help_option_names": []})
     single.command("estimate")(estimate)
     return typer.main.get_command(single)
