@@ -1,4 +1,5 @@
-"""The bundled embedding cache: complete, equal to the live model, never used when wrong, rebuilt incrementally."""
+"""The bundled embedding cache: complete, equal to the live model, never used when wrong, rebuilt
+incrementally."""
 
 from __future__ import annotations
 
