@@ -3,7 +3,8 @@
 Unchanged chunks (same content hash) are neither re-embedded nor rewritten; removed ones are deleted.
 An interrupted ingest leaves the previous generation, and the pointer to it, untouched. New chunks are
 embedded in one call (sorted by length, so batches pad little) by the ONNX export of the model, which
-this step makes first when it is missing (assistant/embedding.py).
+this step makes first when it is missing (assistant/embedding.py), except those whose vectors the bundled
+embedding cache holds (ingest/embed_cache.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from assistant.vectorstore import (
 )
 from ingest.atomic import write_atomic
 from ingest.docs import Chunk
+from ingest.embed_cache import CachedEncoder
 
 BATCH = 256
 KEEP_GENERATIONS = 2  # the current one and the one before it, which a running reader may still hold
@@ -136,7 +138,11 @@ def write_index(
     metadatas = _metadatas(to_add)
 
     def open_encoder() -> tuple[Encoder, dict]:
-        encoder = ingest_encoder(model_path, settings.resolved_embedding_export_dir(), started_export)
+        encoder = CachedEncoder(
+            ingest_encoder(model_path, settings.resolved_embedding_export_dir(), started_export),
+            settings.knowledge_base,
+            model_path,
+        )
         manifest = {
             "generation": generation,
             "embedding_model": model_path,
