@@ -41,6 +41,9 @@ SECTION_LIMIT = 3000  # Slack rejects a section whose text is longer
 MAX_BLOCKS = 50  # Slack rejects a message with more blocks
 THREADS = 1000  # conversations remembered (least recently used forgotten first)
 SEEN_EVENTS = 10_000  # event keys remembered to recognise redeliveries
+# A 👍 can arrive while chat.postMessage is still returning the answer's ts: a look-up of a ts not yet known
+# waits (at most this long) for the posts in flight to that channel to be recorded.
+POST_IN_FLIGHT_SECONDS = 30.0
 DEFAULT_PORT = 3000
 DEFAULT_HOST = "127.0.0.1"
 
@@ -391,6 +394,8 @@ class SlackAssistant:
         self.seen = SeenEvents()
         self.checklisted: set[Hashable] = set()  # conversations whose checklist was posted
         self.posted: OrderedDict[tuple[str, str], tuple[str, dict]] = OrderedDict()  # our answers, for 👍/👎
+        self.posting = threading.Condition()  # guards `posted` and `in_flight`
+        self.in_flight: dict[str, int] = {}  # channel -> answers being posted there, not yet recorded
 
     def in_answered_thread(self, event: dict) -> bool:
         """A person's reply in a channel thread this bot answered: answered without an @mention."""
@@ -405,7 +410,7 @@ class SlackAssistant:
     def react(self, event: dict) -> None:
         """A thumbs reaction on one of this bot's answers is stored as feedback."""
         item = event.get("item") or {}
-        found = self.posted.get((item.get("channel"), item.get("ts")))
+        found = self.posted_answer(item.get("channel"), item.get("ts"))
         verdict = REACTIONS.get(str(event.get("reaction", "")).split("::")[0])
         if found is None or verdict is None:
             return
@@ -418,7 +423,7 @@ class SlackAssistant:
         ack()
         container = body.get("container") or {}
         channel = container.get("channel_id") or (body.get("channel") or {}).get("id")
-        found = self.posted.get((channel, container.get("message_ts")))
+        found = self.posted_answer(channel, container.get("message_ts"))
         action = next(iter(body.get("actions") or []), {})
         matched = FEEDBACK_ACTION.match(str(action.get("action_id", "")))
         if found is None or matched is None:
@@ -434,11 +439,33 @@ class SlackAssistant:
         except Exception:  # noqa: BLE001 - the verdict is stored; a failed thank-you costs nothing
             log.exception("thanking %s in %s failed", user, channel)
 
-    def _remember_post(self, channel: str, ts: str | None, question: str, answer: Answer | None) -> None:
-        if ts and answer is not None:
-            self.posted[(channel, ts)] = (question, answer.to_json())
-            while len(self.posted) > THREADS:
-                self.posted.popitem(last=False)
+    def posted_answer(self, channel: Any, ts: Any) -> tuple[str, dict] | None:
+        """(question, answer JSON) of this bot's message `ts`; waits while an answer to that channel is
+        being posted, so a click that beats chat.postMessage's reply still finds its answer."""
+        key = (channel, ts)
+        with self.posting:
+            self.posting.wait_for(lambda: key in self.posted or not self.in_flight.get(channel),
+                                  timeout=POST_IN_FLIGHT_SECONDS)  # fmt: skip
+            return self.posted.get(key)
+
+    def _post_answer(self, client: WebClient, channel: str, question: str, answer: Answer | None,
+                     **message: Any) -> None:  # fmt: skip
+        """chat.postMessage, with the answer recorded under its ts before anyone waiting may look it up."""
+        with self.posting:
+            self.in_flight[channel] = self.in_flight.get(channel, 0) + 1
+        try:
+            ts = client.chat_postMessage(channel=channel, **message).get("ts")
+            with self.posting:
+                if ts and answer is not None:
+                    self.posted[(channel, ts)] = (question, answer.to_json())
+                    while len(self.posted) > THREADS:
+                        self.posted.popitem(last=False)
+        finally:
+            with self.posting:
+                self.in_flight[channel] -= 1
+                if not self.in_flight[channel]:
+                    del self.in_flight[channel]
+                self.posting.notify_all()
 
     def drop_redelivery(self, req: BoltRequest, body: dict, next) -> BoltResponse | None:  # noqa: A002
         """Listener middleware: a Slack retry (same event_id) or the same message delivered again (same
@@ -492,15 +519,8 @@ class SlackAssistant:
             text = apology(error, question, error_id)
             blocks = [_section(text)]
         try:
-            posted = client.chat_postMessage(
-                channel=channel,
-                thread_ts=thread_ts,
-                text=text,
-                blocks=blocks,
-                unfurl_links=False,
-                unfurl_media=False,
-            )
-            self._remember_post(channel, posted.get("ts"), question, answer)
+            self._post_answer(client, channel, question, answer, thread_ts=thread_ts, text=text,
+                              blocks=blocks, unfurl_links=False, unfurl_media=False)  # fmt: skip
         except Exception:  # noqa: BLE001 - Slack down or the message rejected: log, keep serving
             log.exception("posting the answer to %s/%s failed", channel, thread_ts)
             return
