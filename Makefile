@@ -10,7 +10,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: chat test test-browser-layout test-fast wheel-check eval install install-dev browser bench skills
+.PHONY: chat test test-fast wheel-check eval install install-dev browser bench skills
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -39,10 +39,6 @@ test: install-dev browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest
-
-# Issue 21's layout acceptance test (known failing, so not in `make test`): screenshots at 1280 and 390 px.
-test-browser-layout: install-dev browser
-	AUTORECIPE_BROWSER_LAYOUT=1 $(PY) -m pytest -q tests/test_browser_layout.py
 
 # The pure units: no embedding model, Chroma, torch, Gradio, browser, server, mirror, service or CLI run
 # (pytest --fast, tests/conftest.py); pytest prints the time.

@@ -33,13 +33,6 @@ ANSWER_SECONDS = 600_000  # ms; the first answer of a fresh server on a loaded m
 
 pytestmark = [
     pytest.mark.slow,
-    # Issue 21's layout acceptance, not met yet: at 390 px a code block runs out of the answer bubble, and
-    # under pytest the first answer of a fresh server never shows its downloads. tests/test_browser.py is
-    # the browser test CI runs; this one runs with AUTORECIPE_BROWSER_LAYOUT=1 (make test-browser-layout).
-    pytest.mark.skipif(
-        os.environ.get("AUTORECIPE_BROWSER_LAYOUT") != "1",
-        reason="issue 21 layout acceptance (known failing): set AUTORECIPE_BROWSER_LAYOUT=1 to run it",
-    ),
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed (make browser)"),
 ]
 

@@ -54,6 +54,7 @@ CSS = """
   .ar-chat td { border: none !important; padding: 1px 4px !important; }
   main, .app { padding-left: 4px !important; padding-right: 4px !important; }
   .ar-chat .bot-row .message { width: 100% !important; max-width: 100% !important; }
+  .ar-chat .message-row.bot-row { width: 100% !important; max-width: 100% !important; }
   .ar-chat .message-row { margin-left: 0 !important; margin-right: 0 !important; padding: 2px !important; }
   .ar-chat .message { padding: 6px 8px !important; }
   .ar-chat code { font-size: 0.82em; }
@@ -62,6 +63,30 @@ CSS = """
   .ar-chat p code, .ar-chat li code { white-space: normal; overflow-wrap: anywhere; }
   .ar-chat pre, .ar-chat pre code { font-size: 0.72em; overflow-wrap: anywhere; }
 }
+"""
+# A blank message never leaves the page: Enter or Send on an empty box is swallowed here. (Gradio's
+# ChatInterface `validator` refuses it too, but its refused event then swallows the next real submit.)
+PAGE_HEAD = """
+<script>
+(() => {
+  const blank = (target) => {
+    const box = target && target.closest && target.closest('.ar-input');
+    const area = box && box.querySelector('textarea');
+    return area && area.value.trim() === '';
+  };
+  for (const kind of ['keydown', 'keypress']) {
+    document.addEventListener(kind, (e) => {
+      if (e.key !== 'Enter' || e.shiftKey || !blank(e.target)) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }, true);
+  }
+  document.addEventListener('click', (e) => {
+    const send = e.target.closest && e.target.closest('.ar-input button');
+    if (send && blank(send)) { e.preventDefault(); e.stopImmediatePropagation(); }
+  }, true);
+})();
+</script>
 """
 # After each answer, scroll the chat so the top of the newest answer is in view (not its end).
 SCROLL_TO_ANSWER_TOP = """
@@ -311,12 +336,6 @@ def respond(
     )
 
 
-def not_empty(message) -> dict:
-    """ChatInterface's validator: a blank message is refused before it becomes a bubble."""
-    hint = f"{label('en', 'empty')} / {label('zh', 'empty')}"
-    return gr.validate(bool(message_text(message).strip()), hint)
-
-
 def page_labels(lang: str, default_version: str) -> tuple:
     """Every label, example and placeholder of the page in `lang`, as updates, in `build_demo`'s order."""
     examples = [{"text": q} for q in EXAMPLES["zh" if lang == "zh" else "en"]]
@@ -376,7 +395,6 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
                     fill_height=True,
                     chatbot=chatbot,
                     textbox=textbox,
-                    validator=not_empty,  # an empty message adds no bubble and calls nothing
                 )
             with gr.Column(scale=2, min_width=320):
                 recommendation = gr.Markdown(f"### {label(en, 'recommendation')}")
@@ -405,6 +423,7 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
         chatbot.clear(on_clear, inputs=[answer_lang], outputs=[card, command, findings, files])
         chatbot.change(None, js=SCROLL_TO_ANSWER_TOP)
         answer_lang.change(relabel, inputs=[answer_lang], outputs=labelled)
+        files.change(relabel, inputs=[answer_lang], outputs=labelled)  # the submit clears the placeholder
         demo.load(relabel, inputs=[answer_lang], outputs=labelled)
         language.change(pick_language, inputs=[language, answer_lang], outputs=[answer_lang])
     return demo
@@ -427,4 +446,5 @@ def launch(host: str = "127.0.0.1", port: int = 7860, settings: Settings | None 
         mcp_server=False,
         max_file_size=MAX_UPLOAD,
         css=CSS,
+        head=PAGE_HEAD,
     )

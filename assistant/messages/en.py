@@ -569,5 +569,4 @@ MESSAGES: dict[str, str] = {
     "ui.fit.fits": "yes",
     "ui.fit.does-not-fit": "no",
     "ui.fit.unknown": "unknown",
-    "ui.empty": "Type a question first.",
 }

@@ -486,5 +486,4 @@ MESSAGES: dict[str, str] = {
     "ui.fit.fits": "可以",
     "ui.fit.does-not-fit": "不够",
     "ui.fit.unknown": "无法判断",
-    "ui.empty": "请先输入问题。",
 }
