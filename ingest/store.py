@@ -4,7 +4,7 @@ Unchanged chunks (same content hash) are neither re-embedded nor rewritten; remo
 An interrupted ingest leaves the previous generation, and the pointer to it, untouched. New chunks are
 embedded in one call (sorted by length, so batches pad little) by the ONNX export of the model, which
 this step makes first when it is missing (assistant/embedding.py), except those whose vectors the bundled
-embedding cache holds (ingest/embed_cache.py).
+embedding cache holds (ingest/cached_vectors.py).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from assistant.vectorstore import (
     write_rows,
 )
 from ingest.atomic import write_atomic
+from ingest.cached_vectors import CachedEncoder
 from ingest.docs import Chunk
-from ingest.embed_cache import CachedEncoder
 
 BATCH = 256
 KEEP_GENERATIONS = 2  # the current one and the one before it, which a running reader may still hold

@@ -14,7 +14,7 @@ import pytest
 from assistant.embedding import ingest_encoder
 from assistant.settings import KNOWLEDGE_BASE, Settings
 from assistant.vectorstore import read_current_rows
-from ingest import embed_cache
+from ingest import cached_vectors, embed_cache
 from ingest.build import ingest
 
 pytestmark = pytest.mark.slow  # the real embedding model
@@ -58,7 +58,7 @@ def _kb(root: Path, topics: list[str]) -> Path:
 
 
 def test_bundled_cache_covers_every_bundled_chunk():
-    cache = embed_cache.load_cache(KNOWLEDGE_BASE, _model_path())
+    cache = cached_vectors.load_cache(KNOWLEDGE_BASE, _model_path())
     assert cache is not None, f"no usable bundled embedding cache; {REGENERATE}"
     texts = embed_cache.bundled_texts(KNOWLEDGE_BASE)
     missing = [t for t in texts if cache.lookup(t) is None]
@@ -67,21 +67,21 @@ def test_bundled_cache_covers_every_bundled_chunk():
 
 
 def test_cached_vectors_equal_live_embeddings(tmp_path):
-    cache = embed_cache.load_cache(KNOWLEDGE_BASE, _model_path())
+    cache = cached_vectors.load_cache(KNOWLEDGE_BASE, _model_path())
     assert cache is not None, REGENERATE
     texts = embed_cache.bundled_texts(KNOWLEDGE_BASE)
     sample = texts[:: max(1, len(texts) // 12)][:12]
     live = _live_encoder(tmp_path).embed(sample)
     cosines = np.sum(live * np.stack([cache.lookup(t) for t in sample]), axis=1)
-    assert cosines.min() >= embed_cache.MIN_COSINE, cosines.min()
+    assert cosines.min() >= cached_vectors.MIN_COSINE, cosines.min()
 
 
 def _rewrite_vectors(kb: Path, vectors: np.ndarray, *, fix_sha: bool) -> None:
     buffer = io.BytesIO()
     np.save(buffer, vectors.astype(np.float32), allow_pickle=False)
-    (kb / "embeddings" / embed_cache.VECTORS_FILE).write_bytes(buffer.getvalue())
+    (kb / "embeddings" / cached_vectors.VECTORS_FILE).write_bytes(buffer.getvalue())
     if fix_sha:  # a consistent but wrong cache: only the live check can catch it
-        index_file = kb / "embeddings" / embed_cache.INDEX_FILE
+        index_file = kb / "embeddings" / cached_vectors.INDEX_FILE
         index = json.loads(index_file.read_text(encoding="utf-8"))
         index["vectors_sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
         index_file.write_text(json.dumps(index), encoding="utf-8")
@@ -91,7 +91,7 @@ def _rewrite_vectors(kb: Path, vectors: np.ndarray, *, fix_sha: bool) -> None:
 def test_corrupted_cache_is_ignored_and_ingest_is_correct(tmp_path, capsys, fix_sha):
     kb = _kb(tmp_path / "kb", ["alpha", "beta", "gamma"])
     embed_cache.build_cache(kb, _model_path())
-    good = embed_cache.load_cache(kb, _model_path())
+    good = cached_vectors.load_cache(kb, _model_path())
     assert good is not None
     wrong = np.roll(good.vectors, 1, axis=0)  # every row is another passage's vector
     _rewrite_vectors(kb, wrong, fix_sha=fix_sha)
@@ -102,13 +102,13 @@ def test_corrupted_cache_is_ignored_and_ingest_is_correct(tmp_path, capsys, fix_
     assert "embedding cache" in capsys.readouterr().err
     rows, _ = read_current_rows(settings)
     live = _live_encoder(tmp_path / "data").embed(rows.documents)
-    assert np.sum(rows.vectors * live, axis=1).min() >= embed_cache.MIN_COSINE
+    assert np.sum(rows.vectors * live, axis=1).min() >= cached_vectors.MIN_COSINE
 
 
 def test_ingest_takes_cached_rows(tmp_path, monkeypatch):
     kb = _kb(tmp_path / "kb", ["alpha", "beta"])
     embed_cache.build_cache(kb, _model_path())
-    cache = embed_cache.load_cache(kb, _model_path())
+    cache = cached_vectors.load_cache(kb, _model_path())
     embedded: list[str] = []
     encoder = _live_encoder(tmp_path)
     original = type(encoder).embed
@@ -119,8 +119,8 @@ def test_ingest_takes_cached_rows(tmp_path, monkeypatch):
 
     monkeypatch.setattr(type(encoder), "embed", counting)
     texts = embed_cache.bundled_texts(kb) + ["a passage the cache has never seen"]
-    vectors = embed_cache.embed_with_cache(texts, encoder, cache)
-    assert len(embedded) == embed_cache.CHECKED_ROWS + 1  # the live check and the one miss
+    vectors = cached_vectors.embed_with_cache(texts, encoder, cache)
+    assert len(embedded) == cached_vectors.CHECKED_ROWS + 1  # the live check and the one miss
     assert np.array_equal(vectors[0], cache.lookup(texts[0]))
 
 
@@ -128,11 +128,11 @@ def test_incremental_rebuild_reuses_rows(tmp_path):
     kb = _kb(tmp_path / "kb", ["alpha", "beta"])
     first = embed_cache.build_cache(kb, _model_path())
     assert first.reused == 0 and first.embedded == first.total > 0
-    before = embed_cache.load_cache(kb, _model_path())
+    before = cached_vectors.load_cache(kb, _model_path())
 
     _kb(kb, ["alpha", "gamma"])
     second = embed_cache.build_cache(kb, _model_path())
-    after = embed_cache.load_cache(kb, _model_path())
+    after = cached_vectors.load_cache(kb, _model_path())
     per_page = first.total // 2
     assert (second.reused, second.embedded, second.dropped) == (per_page, per_page, per_page)
     kept = [t for t in embed_cache.bundled_texts(kb) if before.lookup(t) is not None]
