@@ -70,8 +70,8 @@ def fit_run_settings(
         recompute_modules=values.get("model.recompute_modules") or record.recompute_modules,
         recompute_num_layers=values.get("model.recompute_num_layers"),
         recompute_method=values.get("model.recompute_method"),
-        fp8_param=_stores_fp8_weights(values, config.version if config else record.version, kb),
-        fp4_param=_stores_fp4_weights(values, config.version if config else record.version, kb),
+        fp8_param=stores_fp8_weights(values, config.version if config else record.version, kb),
+        fp4_param=stores_fp4_weights(values, config.version if config else record.version, kb),
         lora_rank=int(values.get("peft.dim") or LORA_RANK),
         fsdp=bool(config.fsdp) if config else bool(record.fsdp),
         cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
@@ -84,17 +84,24 @@ def fit_run_settings(
     )
 
 
-def _stores_fp8_weights(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
+def _recipe_flag(values: dict, keys: tuple[str, ...]) -> bool | None:
+    """The first of `keys` the recipe sets to a bool, else None."""
+    return next((values[key] for key in keys if isinstance(values.get(key), bool)), None)
+
+
+FP8_WEIGHT_KEYS = ("mixed_precision.fp8_param_gather", "model.fp8_param")
+FP4_WEIGHT_KEYS = ("mixed_precision.fp4_param_gather", "mixed_precision.fp4_param", "model.fp4_param")
+
+
+def stores_fp8_weights(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
     """The recipe's own fp8_param_gather / fp8_param, else its mixed-precision preset's."""
-    for key in ("mixed_precision.fp8_param_gather", "model.fp8_param"):
-        if isinstance(values.get(key), bool):
-            return values[key]
-    return kb.preset_stores_fp8_weights(version, values.get("mixed_precision._target_"))
+    own = _recipe_flag(values, FP8_WEIGHT_KEYS)
+    preset = values.get("mixed_precision._target_")
+    return kb.preset_stores_fp8_weights(version, preset) if own is None else own
 
 
-def _stores_fp4_weights(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
+def stores_fp4_weights(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
     """The recipe's own fp4_param_gather / fp4_param, else its mixed-precision preset's."""
-    for key in ("mixed_precision.fp4_param_gather", "mixed_precision.fp4_param", "model.fp4_param"):
-        if isinstance(values.get(key), bool):
-            return values[key]
-    return kb.preset_stores_fp4_weights(version, values.get("mixed_precision._target_"))
+    own = _recipe_flag(values, FP4_WEIGHT_KEYS)
+    preset = values.get("mixed_precision._target_")
+    return kb.preset_stores_fp4_weights(version, preset) if own is None else own

@@ -271,6 +271,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
     from assistant.models import architecture_gap, load_model_arch, recipe_arch
     from assistant.override_keys import check_override_keys
     from assistant.planning.estimate import EstimateRun
+    from assistant.planning.fit import stores_fp4_weights, stores_fp8_weights
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
@@ -327,16 +328,8 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         ),
         distributed_optimizer=shards_optimizer_state(values),
         optimizer_bytes=optimizer_state_bytes(values),
-        fp8_param=_flag(
-            values,
-            ("mixed_precision.fp8_param_gather", "model.fp8_param"),
-            kb.preset_stores_fp8_weights(config.version, values.get("mixed_precision._target_")),
-        ),
-        fp4_param=_flag(
-            values,
-            ("mixed_precision.fp4_param_gather", "mixed_precision.fp4_param", "model.fp4_param"),
-            kb.preset_stores_fp4_weights(config.version, values.get("mixed_precision._target_")),
-        ),
+        fp8_param=stores_fp8_weights(values, config.version, kb),
+        fp4_param=stores_fp4_weights(values, config.version, kb),
         fsdp=config.fsdp,
         offload_layers=(config.cpu_offloading_num_layers or 0) if config.cpu_offloading else 0,
         cuda_graphs=config.cuda_graph_impl not in (None, "none"),
