@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from assistant.kb import knowledge_base
 from assistant.records import RecipeRecord, Slots
+from assistant.rules.upstream import batch, expert_world
 from assistant.rules.versions import version_key
 
 Form = Literal["why_allowed", "conversion_need", "distributed_import", "batch_divisible", "can_train"]
@@ -129,8 +130,6 @@ def why_allowed(texts: Sequence[str], slots: Slots, lang: str, experts: int | No
     dp = f"{world // dense}" if world % dense == 0 else f"{world}/{dense}"
     if world % expert_size:
         # The expert mesh does not divide the world: it should not run; the rule module's error text.
-        from assistant.rules.upstream import expert_world
-
         error = expert_world(world, expert_size)
         mesh = f"PP {pp} × EP {ep} × ETP {etp} = {expert_size}"
         if lang == "zh":
@@ -235,8 +234,6 @@ def distributed_import(version: str, lang: str, table: dict[str, Any]) -> str:
 
 def batch_divisible(lang: str) -> str:
     """The micro-batch rule Megatron Core enforces (num_microbatches_calculator), in words."""
-    from assistant.rules.upstream import batch
-
     error = batch(0, 0, 0).replace("(0)", "(…)")
     if lang == "zh":
         return (

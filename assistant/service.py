@@ -709,17 +709,18 @@ def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> An
 
 def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | None = None) -> Answer:
     """The routed answer, led by the line that answers the question's form (assistant/intent_form)."""
-    answer = _ask_routed(question, version, turn, conversation)
-    line = _form_line(_clip(question).strip(), answer, version_context(version))
+    text = _clip(question).strip()
+    form = intent_form.classify(text)
+    answer = _ask_routed(question, version, turn, conversation, form)
+    line = _form_line(text, form, answer, version_context(version))
     if line:
         answer.answer_markdown = f"{line}\n\n{answer.answer_markdown}" if answer.answer_markdown else line
     return answer
 
 
-def _form_line(text: str, answer: Answer, ctx: VersionContext) -> str:
+def _form_line(text: str, form: intent_form.Form | None, answer: Answer, ctx: VersionContext) -> str:
     """One own line for a form the router does not name ("why does it still run?", "do I need to convert
     first?", "import across GPUs?", "batch size divisible by?"); "" for every other question."""
-    form = intent_form.classify(text)
     lang, version = answer.language, ctx.catalog.version
     if form == "why_allowed":
         arch = _arch_of(ctx.stems.get(answer.slots.model_stem)) if answer.slots.model_stem else None
@@ -734,7 +735,9 @@ def _form_line(text: str, answer: Answer, ctx: VersionContext) -> str:
     return ""
 
 
-def _ask_routed(question: str, version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
+def _ask_routed(
+    question: str, version: str, turn: _Turn, conversation: Conversation | None, form: intent_form.Form | None
+) -> Answer:
     settings = turn.settings
     text = _clip(question).strip()
     ctx = version_context(version)
@@ -752,12 +755,12 @@ def _ask_routed(question: str, version: str, turn: _Turn, conversation: Conversa
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
-    if slots.intent in ("troubleshoot", "validate") and intent_form.classify(text) == "distributed_import":
+    if slots.intent in ("troubleshoot", "validate") and form == "distributed_import":
         # "import_ckpt runs out of memory converting DeepSeek-V3: can it run over 8 GPUs?" is about the
         # conversion, not a training config to check: the form's answer and the guide's passages.
         slots = slots.model_copy(update={"intent": "explain"})
     named = None if _names_setup(slots) else intent_form.asked_model(text)
-    if named and intent_form.classify(text) == "can_train" and not candidate_stems(named, list(ctx.stems)):
+    if named and form == "can_train" and not candidate_stems(named, list(ctx.stems)):
         # "Can I train XiaoMi MiMo-V2-Flash with Bridge?": no recipe, said plainly, never a neighbour's.
         unnamed = slots.model_copy(update={"model_text": named})
         answer.answer_markdown = _unknown_model(unnamed, ctx, answer_lang)
