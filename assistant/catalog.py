@@ -104,6 +104,14 @@ def _indexed(kb: KnowledgeBase, version: str) -> dict[str, list[RecipeRecord]]:
 KINDS = ("library", "benchmark")
 
 
+def records_named(
+    name: str, version: str | None = None, kb: KnowledgeBase | None = None
+) -> list[RecipeRecord]:
+    """Every record of exactly this name in a version's catalog (a library and a benchmark record may share
+    it), from the per-catalog index."""
+    return _index(version, kb).get(name, [])
+
+
 def split_kind(name: str, kind: str | None = None) -> tuple[str, str | None]:
     """`library:NAME` / `benchmark:NAME` -> (NAME, kind); a --kind that contradicts the prefix is refused."""
     head, sep, rest = name.strip().partition(":")

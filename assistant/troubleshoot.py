@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.catalog import records_named
 from assistant.compose import say
 from assistant.kb import knowledge_base
 from assistant.recommend import cluster_for, select_recipe, typed_overrides
@@ -705,12 +706,13 @@ def _broken_line(record: RecipeRecord | None, check: SelfCheck, lang: str) -> st
 
 def _fix_lines(diag: Diagnosis, lang: str) -> str:
     fixed = diag.repair
-    if (fixed is None or not fixed.fix) and not diag.alternatives:
+    fix = fixed.fix if fixed is not None else None
+    if not fix and not diag.alternatives:
         return ""
     parts = []
-    if fixed is None or not fixed.fix:
+    if not fix:
         parts.append(say(lang, "**Fix** (re-checked by the rule module):", "**修复**（已由规则模块复查）："))
-    elif fixed.passes:
+    elif fixed is not None and fixed.passes:
         parts.append(
             say(
                 lang,
@@ -726,8 +728,8 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
                 "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
             )
         )
-    if fixed is not None and fixed.fix:
-        parts.append(f"```\n{_fix_text(fixed.fix)}\n```")
+    if fix:
+        parts.append(f"```\n{_fix_text(fix)}\n```")
     for split in diag.alternatives:
         assert diag.config is not None and diag.arch is not None
         edge = split[FIRST_STAGE_LAYERS]
@@ -742,7 +744,7 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
             )
         )
         parts.append(f"```\n{_fix_text(split)}\n```")
-    if fixed is not None and fixed.fix and not fixed.passes:
+    if fix and fixed is not None and not fixed.passes:
         parts.append("\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in fixed.remaining))
     return "\n\n".join(parts)
 
@@ -760,14 +762,12 @@ def self_check_history(
 
 def _later_records(record: RecipeRecord) -> dict[str, RecipeRecord | None]:
     """The recipe of the same name in each bundled version after the record's, oldest first."""
-    from assistant.catalog import load_catalog
-
     if record.version not in BUNDLED_VERSIONS:
         return {}
     later = BUNDLED_VERSIONS[BUNDLED_VERSIONS.index(record.version) + 1 :]
     found: dict[str, RecipeRecord | None] = {}
     for version in later:
-        same = [r for r in load_catalog(version).recipes if r.name == record.name and r.kind == record.kind]
+        same = [r for r in records_named(record.name, version) if r.kind == record.kind]
         found[version] = same[0] if same else None
     return found
 
