@@ -4,6 +4,8 @@ Targets: ingest from empty <= 30 s (the ONNX export included), re-ingest <= 1 s.
 (`python -m ui.cli ...`), with the cold `plan` of the same run as the yardstick and the load average, because
 the machine may be shared. CPU seconds are the children's user + system time. Prints; asserts nothing.
 `--runs N` repeats ingest from empty (default 1: each costs about 30 s).
+
+    python -m benchmarks.bench_ingest [--runs N]
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PLAN = ["plan", "--recipe", "llama3_8b_pretrain_config", "--gpus", "8", "--json"]
+from benchmarks.bench_cold import PLAN, ROOT
+
 INGEST = ["ingest", "--json"]
 
 
 def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall s, CPU s, stdout) of one whole process."""
+    """(wall s, CPU s, stdout) of one whole process (bench_cold's `seconds` gives the wall time only; ingest
+    also needs its CPU time and its own report)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
