@@ -362,7 +362,7 @@ def estimate_memory(
     grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
     if quantized_weights:
-        held = "NVFP4 parameters: weights held in 1.125 bytes" if unit == "fp4" else \
+        held = f"NVFP4 parameters: weights held in {NVFP4_WEIGHT_BYTES:g} bytes" if unit == "fp4" else \
             "FP8 parameters: weights held in 1 byte"  # fmt: skip
         assumptions.append(f"{held}, master copy in the optimizer")
 
@@ -643,8 +643,9 @@ def _assumptions(
         out.append("sequence parallelism on (activations divided by TP)" if sp else "no sequence parallelism")
     if unit == "fp4":
         out.append(
-            "NVFP4: GEMM inputs saved in 0.5625 bytes (4-bit values and a scale per 16)"
-            + ("" if quantized_weights else ", cached NVFP4 weight copies add 1.125 bytes/param")
+            f"NVFP4: GEMM inputs saved in {NVFP4_SAVED_INPUT_BYTES:g} bytes (4-bit values and a scale per 16)"
+            + ("" if quantized_weights else f", cached NVFP4 weight copies add {NVFP4_WEIGHT_BYTES:g} "
+               "bytes/param")
         )
     elif unit == "fp8":
         out.append(
