@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from assistant.bounds import MAX_GPUS
 from assistant.kb import knowledge_base
 from assistant.records import RecipeRecord, Slots
 from assistant.rules.upstream import batch, expert_world
@@ -102,15 +103,25 @@ _SIZE_KEYS = {
 _SET_TO = r"(?:=|:|\bto\b|设成|设为|设置为|改成|改为|为)?"
 
 
+# A parallel size is at most the GPU count (assistant/bounds.py): a longer number is no size, and is never
+# converted (Python refuses int() of a string past 4,300 digits).
+_MAX_SIZE_DIGITS = len(str(MAX_GPUS))
+
+
+def _size(value: str) -> int | None:
+    return int(value) if value.isdecimal() and len(value) <= _MAX_SIZE_DIGITS else None
+
+
 def _sizes(texts: Sequence[str], overrides: dict[str, str]) -> dict[str, int]:
     """TP, PP, CP, EP, ETP as written in the texts (latest text wins), else the remembered overrides."""
-    remembered = {name: str(overrides.get(key, "")) for name, (_, key) in _SIZE_KEYS.items()}
-    sizes = {name: int(value) for name, value in remembered.items() if value.isdigit()}
+    remembered = {name: _size(str(overrides.get(key, ""))) for name, (_, key) in _SIZE_KEYS.items()}
+    sizes = {name: value for name, value in remembered.items() if value is not None}
     for text in texts:
         for name, (pattern, _) in _SIZE_KEYS.items():
             found = re.findall(rf"(?:{pattern})\s*{_SET_TO}\s*(\d+)\b", text, re.IGNORECASE)
-            if found:
-                sizes[name] = int(found[-1])
+            written = [size for size in map(_size, found) if size is not None]
+            if written:
+                sizes[name] = written[-1]
     return sizes
 
 

@@ -36,6 +36,8 @@ QUESTIONS = [
         "sequence length must be between",
         False,
     ),
+    # a size past any GPU count in a question form that reads sizes (assistant/intent_form.py)
+    ("Qwen3 30B-A3B on 16 H100: why does it still run with EP=" + "9" * 5000 + "?", "**not valid**", False),
     ("\x00\x01\x02", "Tell me the model", False),
     ("   ", "Tell me the model", False),
 ]
