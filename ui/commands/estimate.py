@@ -70,8 +70,6 @@ SPEC_RUN_FIELDS = (
 TRANSFORMER_CONFIG_DROPOUT = 0.1
 
 
-
-
 class Kind(StrEnum):
     """Which catalog a recipe name means when both have it."""
 
@@ -298,6 +296,12 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
             f"recipe {record.name} does not set seq_length/gbs/mbs statically; pass seq_length=, "
             "gbs= and mbs= overrides"
         )
+    seq_length, notes = config.seq_length, []
+    if arch.diffusion is not None:  # a DiT's tokens are latent patches, packed by whole samples
+        from assistant.estimate.dit import micro_batch_tokens
+
+        seq_length, note = micro_batch_tokens(arch.diffusion, config.seq_length, values)
+        notes.append(note)
     return EstimateRun(
         config=config,
         recipe=record.name,
@@ -307,7 +311,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         cluster=_cluster(args),
         mode=(config.mode or "pretrain") if not config.peft else "peft",
         precision=config.precision or "bf16",
-        seq_length=config.seq_length,
+        seq_length=seq_length,
         tp=config.tp,
         pp=config.pp,
         vp=config.vp,
@@ -337,7 +341,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         mtp_layers=int(values.get("model.mtp_num_layers") or 0),
         pipeline_split=_recipe_split(values, arch, config),
         **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
-        notes=[],
+        notes=notes,
     )
 
 
@@ -411,9 +415,7 @@ def _run_from_spec(args: EstimateArgs) -> EstimateRun:
         recompute_modules=model.get("recompute_modules"),
         recompute_num_layers=model.get("recompute_num_layers"),
         recompute_method=model.get("recompute_method"),
-        unfused_attention=materialises_scores(
-            model.get("attention_backend"), model.get("transformer_impl")
-        ),
+        unfused_attention=materialises_scores(model.get("attention_backend"), model.get("transformer_impl")),
         **_dropouts(model.get("attention_dropout"), model.get("hidden_dropout"), TRANSFORMER_CONFIG_DROPOUT),
         grad_reduce_in_fp32=bool(ddp.get("ddp.grad_reduce_in_fp32", True)),
         distributed_optimizer=shards_optimizer_state({**optimizer, **ddp}),
@@ -421,9 +423,7 @@ def _run_from_spec(args: EstimateArgs) -> EstimateRun:
         fp8_param=bool(model.get("fp8_param") or model.get("fp8_param_gather")),
         fp4_param=bool(model.get("fp4_param") or model.get("fp4_param_gather")),
         fsdp=bool(ddp.get("ddp.use_megatron_fsdp", False)),
-        offload_layers=int(model.get("cpu_offloading_num_layers") or 0)
-        if model.get("cpu_offloading")
-        else 0,
+        offload_layers=int(model.get("cpu_offloading_num_layers") or 0) if model.get("cpu_offloading") else 0,
         cuda_graphs=model.get("cuda_graph_impl") not in (None, "none"),
         features=features_from_fields(
             {

@@ -1,0 +1,53 @@
+"""Wan diffusion transformers: records that count the published parameters, and a memory estimate."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.catalog import load_catalog
+from assistant.errors import UserError
+from assistant.estimate.dit import dit_total_params, micro_batch_tokens
+from assistant.estimate.shapes import dims_of
+from assistant.models import load_model_arch, recipe_arch
+from benchmarks.bench_fit_oracle import estimate_record
+
+WAN_14B = "Wan-AI/Wan2.1-T2V-14B-Diffusers"
+WAN_1_3B = "Wan-AI/Wan2.1-T2V-1.3B-Diffusers"
+
+
+@pytest.mark.parametrize(("model", "published"), [(WAN_14B, 14_288_491_584), (WAN_1_3B, 1_418_996_800)])
+def test_wan_records_count_the_published_parameters(model, published):
+    """Every weight and bias the Wan layer spec and WanModel build, against the released DiT checkpoints."""
+    arch = load_model_arch(model)
+    assert arch.diffusion is not None
+    assert dit_total_params(arch) == published == arch.total_params
+
+
+def _record(name: str, version: str = "main"):
+    return next(r for r in load_catalog(version).recipes if r.name == name)
+
+
+def test_a_wan_recipe_resolves_to_its_diffusion_record_only():
+    arch = recipe_arch(_record("wan_14b_pretrain_16gpu_gb200_bf16_config"), load_model_arch)
+    assert arch is not None and arch.hf_model_id == WAN_14B
+    assert recipe_arch(_record("wan_1_3b_sft_config"), load_model_arch).hf_model_id == WAN_1_3B
+    with pytest.raises(UserError, match="diffusion transformer"):
+        dims_of(arch)  # the language-model formulas refuse it with the reason
+
+
+def test_a_micro_batch_packs_whole_samples():
+    dd = load_model_arch(WAN_14B).diffusion
+    # The 14B perf recipes keep seq_length 1024; a default sample is 24 x 52 x 30 patches and travels whole.
+    assert micro_batch_tokens(dd, 1024, {})[0] == 37_440
+    # Text-to-image sets one latent frame: 1,560 patches, two of them within 4,096 tokens.
+    assert micro_batch_tokens(dd, 4096, {"dataset.F_latents": 1})[0] == 3_120
+
+
+def test_wan_benchmark_recipe_is_estimated_on_its_own_gpus():
+    outcome = estimate_record(_record("wan_14b_pretrain_16gpu_gb200_bf16_config"), "main")
+    assert outcome["status"] == "fits"
+    arch = load_model_arch(WAN_14B)
+    # TP 1, PP 1: the GPU holds every bf16 weight and its fp32 gradient.
+    assert outcome["breakdown"]["params"] == pytest.approx(2 * arch.total_params)
+    assert outcome["breakdown"]["grads"] == pytest.approx(4 * arch.total_params)
+    assert outcome["breakdown"]["logits"] == 0.0
