@@ -406,7 +406,7 @@ def test_shipped_set_size_languages_and_split(shipped: list[RealRow]) -> None:
     assert len(shipped) >= 90
     assert sum(r.lang == "zh" for r in shipped) * 3 >= len(shipped)
     held = [r for r in shipped if r.split == "heldout"]
-    # the rows scored once and then retired to dev (2026-12-02) left the two newest batches held out
+    # spent batches are retired to dev once scored (2026-12-02, 2026-12-03); the newest batch, heldout-6, stays out
     assert len(held) >= 18 and len({r.topic for r in held}) >= 10
     # a translated row shares its original's split, so a held-out question never leaks through its twin
     by_base = {}
