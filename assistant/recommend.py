@@ -566,7 +566,9 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         record = on_gpu(record, rec.cluster.gpu_type)  # what upstream's helpers set on these GPUs
         rec.selection = Selection(record, selection.match, selection.asked_stem)
     mode = slots.goal or record.mode
-    if record.kind == "library" and (rec.arch is not None or not forward_step_of(record.name)):
+    # A diffusion recipe (Wan) trains on its own data config, like a recipe with no architecture record.
+    own_data = rec.arch.diffusion is not None if rec.arch else bool(forward_step_of(record.name))
+    if record.kind == "library" and not own_data:
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
     elif record.kind == "library" and slots.dataset:
         # A diffusion, audio or omni recipe trains on its own data config; only a preset the user names.

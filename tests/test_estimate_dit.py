@@ -51,3 +51,16 @@ def test_wan_benchmark_recipe_is_estimated_on_its_own_gpus():
     assert outcome["breakdown"]["params"] == pytest.approx(2 * arch.total_params)
     assert outcome["breakdown"]["grads"] == pytest.approx(4 * arch.total_params)
     assert outcome["breakdown"]["logits"] == 0.0
+
+
+def test_an_answer_judges_a_wan_plan_with_the_dit_estimate():
+    """The fit verdict of an answer uses the DiT memory estimate, not "unknown"."""
+    from assistant.kb import knowledge_base
+    from assistant.planning.fit import estimate_fit
+    from assistant.records import Cluster, Plan
+
+    record = _record("wan_1_3b_pretrain_8gpu_h100_bf16_config")
+    arch = recipe_arch(record, load_model_arch)
+    plan = Plan.sized(num_gpus=8, tp=1, pp=1, cp=8, mbs=1, gbs=2, vp=None, ep=1, etp=None, sp=False)
+    verdict = estimate_fit(record, arch, plan, Cluster(num_gpus=8, gpu_type="h100"), kb=knowledge_base())
+    assert verdict.status == "fits" and verdict.peak_bytes

@@ -7,8 +7,10 @@ KnowledgeBase the caller passes.
 from __future__ import annotations
 
 from assistant.errors import UserError
+from assistant.estimate.dit import micro_batch_tokens
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.memory import estimate_memory
+from assistant.estimate.memory_dit import estimate_dit_memory
 from assistant.estimate.run import LORA_RANK, RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import KnowledgeBase
@@ -33,6 +35,24 @@ def estimate_fit(
         note = msg("fit-note.arch_unknown")
         return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
     unmodelled = unmodelled_reason(arch)
+    if arch.diffusion is not None:  # a DiT's memory has its own estimate; tokens are packed latent samples
+        run = fit_run_settings(record, config, kb=kb)
+        values = {**record.fields, **(config.values if config else {})}
+        tokens, _ = micro_batch_tokens(arch.diffusion, run.seq_length, values)
+        try:
+            memory = estimate_dit_memory(
+                arch, plan, kb.gpu_spec(cluster.gpu_type), run.but(seq_length=tokens),
+                overheads=kb.memory_overheads,
+            )  # fmt: skip
+        except UserError as error:
+            return FitVerdict(status="unknown", note=str(error))
+        return FitVerdict(
+            status="fits" if memory.fits else "does-not-fit",
+            peak_bytes=memory.peak_bytes,
+            usable_bytes=memory.usable_bytes,
+            margin_bytes=memory.margin_bytes,
+            tight=memory.tight,
+        )
     if unmodelled:
         note = msg("fit-note.unmodelled", reason=unmodelled)
         return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
