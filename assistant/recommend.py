@@ -25,6 +25,7 @@ from assistant.memo import nearest_fit, search_layouts
 from assistant.messages import msg
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
+from assistant.planning.fit import reduces_grads_in_fp32
 from assistant.planning.resize import resize
 from assistant.planning.search import NearestFit, RankedLayout
 from assistant.records import (
@@ -424,7 +425,7 @@ def estimate_run(
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
     resized = record.kind == "library" and not record.written_for(cluster)
     # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
-    grads_fp32 = record.fields.get("ddp.grad_reduce_in_fp32") is not False
+    grads_fp32 = reduces_grads_in_fp32(record.fields)
     if turn_budget.spent():
         return
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:

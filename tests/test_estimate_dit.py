@@ -37,20 +37,71 @@ def test_a_wan_recipe_resolves_to_its_diffusion_record_only():
 
 def test_a_micro_batch_packs_whole_samples():
     dd = load_model_arch(WAN_14B).diffusion
-    # The 14B perf recipes keep seq_length 1024; a default sample is 24 x 52 x 30 patches and travels whole.
+    # The recipes keep dataset.path None: mock data builds one packed batch of number_packed_samples (1)
+    # samples whatever seq_length says; a default sample is 24 x 52 x 30 patches.
     assert micro_batch_tokens(dd, 1024, {})[0] == 37_440
-    # Text-to-image sets one latent frame: 1,560 patches, two of them within 4,096 tokens.
-    assert micro_batch_tokens(dd, 4096, {"dataset.F_latents": 1})[0] == 3_120
+    assert micro_batch_tokens(dd, 4096, {"dataset.F_latents": 1})[0] == 1_560  # text-to-image, one frame
+    assert micro_batch_tokens(dd, 1024, {"dataset.number_packed_samples": 2})[0] == 74_880
+    # Real data packs whole samples within seq_length: two 1,560-patch images in 4,096 tokens.
+    real = {"dataset.F_latents": 1, "dataset.path": "/data/wds"}
+    assert micro_batch_tokens(dd, 4096, real)[0] == 3_120
+    assert micro_batch_tokens(dd, 1024, {"dataset.path": "/data/wds"})[0] == 37_440  # a long sample, whole
 
 
 def test_wan_benchmark_recipe_is_estimated_on_its_own_gpus():
     outcome = estimate_record(_record("wan_14b_pretrain_16gpu_gb200_bf16_config"), "main")
     assert outcome["status"] == "fits"
     arch = load_model_arch(WAN_14B)
-    # TP 1, PP 1: the GPU holds every bf16 weight and its fp32 gradient.
+    # TP 1, PP 1: the GPU holds every bf16 weight and its gradient, in bf16: the recipe sets
+    # ddp.grad_reduce_in_fp32=True but its precision config False, and Bridge copies the latter onto the DDP.
     assert outcome["breakdown"]["params"] == pytest.approx(2 * arch.total_params)
-    assert outcome["breakdown"]["grads"] == pytest.approx(4 * arch.total_params)
+    assert outcome["breakdown"]["grads"] == pytest.approx(2 * arch.total_params)
     assert outcome["breakdown"]["logits"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("values", "fp32"),
+    [
+        ({"ddp.grad_reduce_in_fp32": True, "mixed_precision.grad_reduce_in_fp32": False}, False),
+        ({"ddp.grad_reduce_in_fp32": False, "mixed_precision.grad_reduce_in_fp32": True}, True),
+        ({"ddp.grad_reduce_in_fp32": False}, False),
+        ({}, True),
+    ],
+)
+def test_the_precision_config_decides_the_gradient_dtype(values, fp32):
+    """runtime_config_update copies MixedPrecisionConfig fields onto the DDP config (training/config.py)."""
+    from assistant.planning.fit import reduces_grads_in_fp32
+
+    assert reduces_grads_in_fp32(values) is fp32
+
+
+def test_qk_norm_inputs_are_whole_on_every_tensor_parallel_rank():
+    """layernorm_across_heads gathers q and k over all heads before their RMSNorms: at TP 2 with SP a layer
+    keeps half of its other activations but all of those three hidden-wide tensors."""
+    from assistant.estimate.hardware import GIB
+    from assistant.estimate.memory_dit import estimate_dit_memory
+    from assistant.estimate.run import RunSettings
+    from assistant.kb import knowledge_base
+    from assistant.records import Plan
+
+    arch = load_model_arch(WAN_14B)
+    hw, tokens = knowledge_base().gpu_spec("h100"), 8_192
+
+    def activations(tp: int) -> float:
+        plan = Plan.sized(num_gpus=tp, tp=tp, pp=1, cp=1, mbs=1, gbs=1, vp=None, ep=1, etp=None, sp=tp > 1)
+        return estimate_dit_memory(arch, plan, hw, RunSettings(seq_length=tokens)).breakdown.activations
+
+    # Without recompute every layer keeps its tensors; TP 2 with SP halves all but the three gathered ones.
+    whole = (
+        arch.num_layers
+        * tokens
+        * 3
+        * arch.hidden_size
+        * 2.0
+        * knowledge_base().memory_overheads.activation_scale
+    )
+    assert activations(2) - activations(1) / 2 == pytest.approx(whole / 2, rel=1e-6)
+    assert activations(2) > 10 * GIB
 
 
 def test_an_answer_judges_a_wan_plan_with_the_dit_estimate():

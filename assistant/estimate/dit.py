@@ -64,34 +64,49 @@ def dit_total_params(arch: ModelArch) -> int:
     return int(arch.num_layers * (p.layer_sharded + p.layer_replicated) + p.first_stage + p.last_stage)
 
 
-def dit_saved_elements(arch: ModelArch, tokens: float) -> tuple[float, float]:
-    """Elements one layer saves for backward, per video token: (hidden-wide, split by TP only with sequence
-    parallelism; FFN-wide, split by TP), the context's share spread over `tokens` tokens.
+@dataclass(frozen=True, slots=True)
+class DitSaved:
+    """Elements one Wan layer saves for backward per video token, by how tensor parallelism splits them."""
 
-    Self-attention: the layer input (the LayerNorm's input), the modulated QKV input, the QKV output (its q
-    and k are the RMSNorms' inputs, its v the attention's), q and k after RoPE (the fused RoPE saves nothing
-    else), the attention output (linear_proj input) and the projected output (its gate's gradient). The
-    LayerNorm-and-modulate is one `jit_fuser` (torch.compile) function, which recomputes the normalised
-    tensor from the input instead of saving it. Cross-attention: the affine LayerNorm's input and output
-    (linear_q input), q before and after its RMSNorm, the attention output; per context token its input, k
-    before and after its RMSNorm and v. MLP: the LayerNorm input, the modulated fc1 input, the GELU input and
-    output (fc2 input), the MLP output (its gate's gradient). Flash attention's fp32 softmax statistics (two
-    per head and token) for both attentions.
+    sequence: float  # hidden-wide, split over TP only with sequence parallelism
+    heads: float  # split over TP by heads (or the FFN)
+    whole: float  # never split: the q/k RMSNorm inputs over all heads
+
+
+def dit_saved_elements(arch: ModelArch, tokens: float) -> DitSaved:
+    """What one layer saves for backward per video token (the context's share spread over `tokens`).
+
+    Self-attention: the layer input (the LayerNorm's; the LayerNorm-and-modulate is one `jit_fuser`
+    (torch.compile) function, which recomputes the normalised tensor), the modulated QKV input and the
+    projected output (its gate's gradient); per head v, q and k after the fused RoPE (which saves nothing
+    else) and the attention output. The QKV output itself is not kept: v is a strided view of it, which TE's
+    `get_qkv_layout` finds "not_supported" next to separate q and k, so TE attention saves contiguous copies.
+    The provider's `layernorm_across_heads` gathers q and k over all heads before their RMSNorms
+    (`dit_attention.py`, `gather_from_tensor_model_parallel_region`), so those two saved norm inputs are
+    hidden-wide on every TP rank. Cross-attention: the affine LayerNorm's input and output (linear_q input),
+    q's RMSNorm input (gathered, whole), q after it and the attention output; per context token its input,
+    k and v. MLP: the LayerNorm input, the modulated fc1 input, the MLP output (its gate's gradient); the
+    GELU input and output (fc2 input). Flash attention's fp32 softmax statistics (two per head and token)
+    for both attentions.
     """
     dd = diffusion_dims(arch)
     h, f, heads = arch.hidden_size, arch.ffn_hidden_size or 4 * arch.hidden_size, arch.num_attention_heads
     context = dd.context_tokens * (dd.cross_attention_size + 3 * h) / max(tokens, 1.0)
-    self_attn, cross_attn, mlp = 9 * h, 5 * h, 3 * h
     stats = 2 * (2 * heads) * 2  # two fp32 statistics per head, in bf16 units, for two attentions
-    return self_attn + cross_attn + mlp + context + stats, 2 * f
+    sequence = 3 * h + 2 * h + 3 * h  # self-attention, cross-attention, MLP
+    per_head = 4 * h + 2 * h + 2 * f + context + stats
+    return DitSaved(sequence=sequence, heads=per_head, whole=2 * h + h)
 
 
 def micro_batch_tokens(dd: DiffusionDims, seq_length: int, fields: dict) -> tuple[int, str]:
-    """Video tokens of one micro-batch, and the note that says how they were counted. Wan packs whole samples
-    into THD micro-batches of up to `seq_length` tokens (`WanDatasetConfig.packing_buffer_size`; it cannot
-    be None), and a sample longer than that still travels whole: the 14B perf recipes keep seq_length 1024
-    while each sample is 37,440 patches. The latent shape is the recipe's dataset.F/H/W_latents, else the
-    data config's defaults."""
+    """Video tokens of one micro-batch, and the note that says how they were counted. The latent shape is
+    the recipe's dataset.F/H/W_latents, else the data config's defaults (`WanDatasetConfig`).
+
+    With no `dataset.path` (every bundled Wan recipe) the data is `WanMockDataModuleConfig`, whose collate
+    function ignores the sampled items and builds one packed batch of `number_packed_samples` samples
+    (`wan_mock_datamodule.py`, `mock_batch`), whatever seq_length says. Real data packs whole samples
+    first-fit-decreasing into bins of `seq_length` (`DiffusionTaskEncoderWithSequencePacking`), and a
+    sample longer than that still travels whole."""
     names = ("dataset.F_latents", "dataset.H_latents", "dataset.W_latents")
     shape: list[int] = []
     for name, default in zip(names, dd.sample_latents, strict=True):
@@ -101,11 +116,15 @@ def micro_batch_tokens(dd: DiffusionDims, seq_length: int, fields: dict) -> tupl
     patch = f"{dd.patch_temporal}×{dd.patch_spatial}×{dd.patch_spatial}"
     if sample < 1:
         raise UserError(f"the latent shape {shape} gives no patches of {patch}")
-    count = max(1, seq_length // sample)
+    packed = fields.get("dataset.number_packed_samples")
+    if not fields.get("dataset.path"):  # mock data
+        count, how = (packed if isinstance(packed, int) and packed > 0 else 1), "mock data packs"
+    else:
+        count = max(1, seq_length // sample)
+        how = f"a micro-batch packs, within the recipe's seq_length {seq_length:,},"
     note = (
-        f"diffusion transformer: a micro-batch packs {count} whole sample(s) of {sample:,} latent patches "
-        f"({shape[0]}×{shape[1]}×{shape[2]} latents in {patch} patches) within the recipe's seq_length "
-        f"{seq_length:,}; the text encoder and VAE are not on the GPU (precomputed context embeddings and "
-        "latents)"
+        f"diffusion transformer: {how} {count} whole sample(s) of {sample:,} latent patches "
+        f"({shape[0]}×{shape[1]}×{shape[2]} latents in {patch} patches); the text encoder and VAE are not on "
+        "the GPU (precomputed context embeddings and latents)"
     )
     return count * sample, note

@@ -63,8 +63,8 @@ def estimate_dit_memory(
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
     weights_of = dit_params(arch)
     tokens = run.seq_length * mbs / c  # video tokens one rank holds per micro-batch
-    wide, inner = dit_saved_elements(arch, run.seq_length)
-    per_layer = tokens * (wide / tp_div + inner / t) * 2.0 * ov.activation_scale
+    saved = dit_saved_elements(arch, run.seq_length)
+    per_layer = tokens * (saved.sequence / tp_div + saved.heads / t + saved.whole) * 2.0 * ov.activation_scale
     checkpoint = tokens * arch.hidden_size * 2.0 / tp_div
     layer_weights = weights_of.layer_sharded / t + weights_of.layer_replicated
 

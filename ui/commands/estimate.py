@@ -269,7 +269,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
     from assistant.models import architecture_gap, load_model_arch, recipe_arch
     from assistant.override_keys import check_override_keys
     from assistant.planning.estimate import EstimateRun
-    from assistant.planning.fit import stores_fp4_weights, stores_fp8_weights
+    from assistant.planning.fit import reduces_grads_in_fp32, stores_fp4_weights, stores_fp8_weights
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
@@ -327,9 +327,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         recompute_method=values.get("model.recompute_method"),
         unfused_attention=materialises_scores(values.get("model.attention_backend")),
         **_dropouts(*(_number(values.get(f"model.{k}_dropout")) for k in ("attention", "hidden")), 0.0),
-        grad_reduce_in_fp32=_flag(
-            values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
-        ),
+        grad_reduce_in_fp32=reduces_grads_in_fp32(values),
         distributed_optimizer=shards_optimizer_state(values),
         optimizer_bytes=optimizer_state_bytes(values),
         fp8_param=stores_fp8_weights(values, config.version, kb),
@@ -503,13 +501,6 @@ def _recompute(value: Any) -> str | None:
     if value not in ("selective", "full"):
         raise UserError(f"recompute_granularity must be selective, full or null, not {value!r}")
     return value
-
-
-def _flag(values: dict[str, Any], keys: tuple[str, ...], default: bool) -> bool:
-    for key in keys:
-        if isinstance(values.get(key), bool):
-            return values[key]
-    return default
 
 
 # ---------------------------------------------------------------- text output
