@@ -148,8 +148,8 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
     lines: list[str] = []
     if rec.dataset:
         dataset = f"`{rec.dataset}`"
-    elif rec.recipe and rec.arch is None and forward_step_of(rec.recipe.name):
-        dataset = t("own_data", lang)
+    elif rec.recipe and (rec.arch.diffusion is not None if rec.arch else forward_step_of(rec.recipe.name)):
+        dataset = t("own_data", lang)  # a diffusion, audio or omni recipe: the recommender set no preset
     else:
         dataset = t("no_dataset", lang)
     if rec.recipe and rec.recipe.kind == "library":

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assistant.errors import UserError
+from assistant.estimate.dit import dit_total_params
 from assistant.estimate.shapes import mamba_mixer_params
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.records import ModelArch, RecipeRecord
@@ -302,7 +303,10 @@ def count_parameters(arch: ModelArch, mixers: MixerDims | None = None) -> tuple[
     (GQA or MLA, with low-rank norms), and a gated/plain MLP or an MoE block (router + all experts +
     shared expert; active = router + top-k experts + shared). Hybrid layers use `mixers`.
     Not counted: biases, attention sinks, MTP heads, vision/audio towers (VLM counts are the LLM only).
+    A diffusion transformer counts every weight and bias of its DiT (assistant.estimate.dit).
     """
+    if arch.diffusion is not None:
+        return dit_total_params(arch), dit_total_params(arch)
     h = arch.hidden_size
     embed = (arch.vocab_size or 0) * h
     total = active = embed * (1 if arch.tied_embeddings else 2) + h
@@ -545,7 +549,15 @@ def bundled_twin(record: RecipeRecord, archs: Iterable[ModelArch]) -> ModelArch 
     given = {k: model[k] for k in IDENTIFYING_FIELDS if model.get(k) is not None}
     if not {"num_layers", "hidden_size", "num_attention_heads"} <= given.keys():
         return None
-    twins = [a for a in archs if all(getattr(a, k) == v for k, v in given.items())]
+    # A diffusion provider (WanModelProvider) is the twin of a diffusion record only, with its context width.
+    diffusion = "Wan" in str(model.get("_target_") or "")
+    cross = model.get("crossattn_emb_size")
+    twins = [
+        a for a in archs
+        if all(getattr(a, k) == v for k, v in given.items())
+        and (a.diffusion is not None) == diffusion
+        and (not diffusion or cross is None or a.diffusion.cross_attention_size == cross)
+    ]  # fmt: skip
     twins = [a for a in twins if a.vocab_size is not None] or twins  # a complete record over a partial one
     if len({(a.vocab_size, a.hybrid_layer_pattern, a.num_moe_experts) for a in twins}) != 1:
         return None

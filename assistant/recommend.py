@@ -25,6 +25,7 @@ from assistant.memo import nearest_fit, search_layouts
 from assistant.messages import msg
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
+from assistant.planning.fit import reduces_grads_in_fp32
 from assistant.planning.resize import resize
 from assistant.planning.search import NearestFit, RankedLayout
 from assistant.records import (
@@ -424,7 +425,7 @@ def estimate_run(
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
     resized = record.kind == "library" and not record.written_for(cluster)
     # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
-    grads_fp32 = record.fields.get("ddp.grad_reduce_in_fp32") is not False
+    grads_fp32 = reduces_grads_in_fp32(record.fields)
     if turn_budget.spent():
         return
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
@@ -566,7 +567,9 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         record = on_gpu(record, rec.cluster.gpu_type)  # what upstream's helpers set on these GPUs
         rec.selection = Selection(record, selection.match, selection.asked_stem)
     mode = slots.goal or record.mode
-    if record.kind == "library" and (rec.arch is not None or not forward_step_of(record.name)):
+    # A diffusion recipe (Wan) trains on its own data config, like a recipe with no architecture record.
+    own_data = rec.arch.diffusion is not None if rec.arch else bool(forward_step_of(record.name))
+    if record.kind == "library" and not own_data:
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
     elif record.kind == "library" and slots.dataset:
         # A diffusion, audio or omni recipe trains on its own data config; only a preset the user names.

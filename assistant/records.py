@@ -205,6 +205,31 @@ class Catalog(Record):
 # ---------------------------------------------------------------- model architecture
 
 
+class DiffusionDims(Record):
+    """What a diffusion transformer (Megatron-Bridge's WanModelProvider) has beyond a transformer stack: every
+    layer cross-attends to a projected text context, and the tokens are patches of a video latent."""
+
+    cross_attention_size: int  # crossattn_emb_size: width of the projected text context
+    context_tokens: int  # text_len: text-encoder tokens per sample
+    context_dim: int  # text_dim: width of the text encoder's embeddings (the input of text_embedding)
+    in_channels: int  # latent channels in (patch embedding) and out (head)
+    out_channels: int
+    patch_temporal: int
+    patch_spatial: int
+    freq_dim: int  # sinusoidal timestep width (time_embedder input)
+    # Latent frames, height and width of one sample when the recipe does not set them (the data config's).
+    sample_latents: tuple[int, int, int]
+
+    @property
+    def patch_volume(self) -> int:
+        return self.patch_temporal * self.patch_spatial**2
+
+    def sample_tokens(self, frames: int, height: int, width: int) -> int:
+        """Patches of one latent video: the DiT's tokens per sample."""
+        spatial = (height // self.patch_spatial) * (width // self.patch_spatial)
+        return (frames // self.patch_temporal) * spatial
+
+
 class ModelArch(Record):
     """Architecture of one HF model, in Megatron TransformerConfig field names."""
 
@@ -259,6 +284,8 @@ class ModelArch(Record):
     linear_value_head_dim: int | None = None
     linear_conv_kernel_dim: int | None = None
     attention_output_gate: bool = False  # the query projection also yields a gate on the attention output
+    # A diffusion transformer (Wan): no vocabulary, cross-attention in every layer, latent-patch tokens.
+    diffusion: DiffusionDims | None = None
     source: str
 
 

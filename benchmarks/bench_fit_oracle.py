@@ -18,7 +18,12 @@ from collections import Counter
 from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB
+from assistant.kb import knowledge_base
+from assistant.models import load_model_arch, recipe_arch
 from assistant.planning.estimate import estimate_run
+from assistant.records import Cluster
+from assistant.rules.config import build_config
+from assistant.rules.validate import validate
 from assistant.rules.versions import BUNDLED_VERSIONS
 from assistant.settings import KNOWLEDGE_BASE
 from ui.commands.estimate import parse_args, run_from_record
@@ -66,8 +71,8 @@ def reason_class(message: str, record) -> str:
         return "no architecture record"
     if "does not define its architecture" in message:
         return "no architecture (no HF id)"
-    if message.startswith("global batch"):
-        return "upstream recipe inconsistency: its own global batch does not divide over its own GPUs"
+    if message.startswith("layout fails rule "):
+        return "the recipe's own " + message.split(";")[0]
     if "unknown GPU" in message or "GPU type" in message:
         return "GPU type not in hardware.json"
     return re.sub(r"\d+", "N", message)[:90]
@@ -80,19 +85,52 @@ def missing_piece(message: str, record) -> str:
         return record.hf_model_id or record.family or "?"
     if "GPU type" in reason:
         return record.gpu_type
+    if "layout fails rule" in reason:
+        return "a broken recipe layout, not a missing piece"
     return "other"
+
+
+def failed_rule(record, version: str):
+    """The rule module's first error with a fix for this record on its own GPUs, or None: a recipe whose
+    own layout breaks a rule (nemotronh_56b_pretrain_256gpu_*_bf16 keeps the 64-GPU global batch 192, which
+    does not divide over 128 data-parallel ranks) is not a missing architecture."""
+    arch = recipe_arch(record, load_model_arch)
+    config = build_config(record, [], version=version)
+    cluster = Cluster(num_gpus=record.encoded_gpus, gpu_type=record.gpu_type)
+    gpu = knowledge_base().gpu_spec(record.gpu_type)
+    errors = [f for f in validate(config, arch, cluster, version, gpu=gpu) if f.severity == "error" and f.fix]
+    return errors[0] if errors else None
+
+
+def _estimate(record, version: str, overrides: list[str]):
+    args = parse_args(
+        ["--recipe", record.name, "--gpus", str(record.encoded_gpus), "--gpu-type", record.gpu_type,
+         "--version", version, *overrides]
+    )  # fmt: skip
+    return estimate_run(run_from_record(record, args))
 
 
 def estimate_record(record, version: str) -> dict:
     """Fit verdict for one benchmark record on its own GPUs: {"status", "peak", "usable", "reason"}."""
-    args = parse_args(
-        ["--recipe", record.name, "--gpus", str(record.encoded_gpus), "--gpu-type", record.gpu_type,
-         "--version", version]
-    )  # fmt: skip
     try:
-        result = estimate_run(run_from_record(record, args))
+        result = _estimate(record, version, [])
     except UserError as error:
-        return {"status": "not estimated", "reason": str(error)}
+        preset = "layout preset" in reason_class(str(error), record)
+        rule = None if preset else failed_rule(record, version)
+        if rule is None or rule.fix is None:
+            return {"status": "not estimated", "reason": str(error)}
+        # Not estimated at its own layout; estimated again at the rule module's repair, and said so.
+        outcome = {"status": "not estimated", "reason": f"layout fails rule {rule.id}; {error}",
+                   "rule": rule.id, "fix": rule.fix}  # fmt: skip
+        try:
+            repaired = _verdict(_estimate(record, version, rule.fix.split()))
+        except UserError as again:
+            repaired = {"status": "not estimated", "reason": str(again)}
+        return outcome | {"repaired": repaired}
+    return _verdict(result)
+
+
+def _verdict(result: dict) -> dict:
     memory = result["memory"]
     breakdown = memory["breakdown"]
     return {
@@ -142,6 +180,18 @@ def main() -> None:
         )
         if missing:
             print("    missing: " + ", ".join(f"{k} ({n})" for k, n in missing.most_common()))
+        for record, outcome in outcomes:
+            if "repaired" in outcome:
+                fixed = outcome["repaired"]
+                verdict = (
+                    f"{fixed['status']}, {fixed['peak'] / GIB:.1f} of {fixed['usable'] / GIB:.1f} GiB"
+                    if "peak" in fixed
+                    else f"{fixed['status']} ({fixed['reason'][:80]})"
+                )
+                print(
+                    f"    broken recipe: {record.name} fails rule {outcome['rule']} at its own layout; "
+                    f"at the rule's fix {outcome['fix']}: {verdict}"
+                )
         worst = sorted(
             ((r, o) for r, o in outcomes if o["status"] == "does not fit"),
             key=lambda item: item[1]["peak"] / item[1]["usable"],

@@ -612,13 +612,15 @@ def test_stated_values_without_packing_raise_nothing(settings):
 
 
 @pytest.mark.parametrize(("version", "step"), [("0.6.0", None), ("0.5.1", "wan_step")])
-def test_a_recipe_without_an_architecture_launches_as_written(settings, version, step):
+def test_a_diffusion_recipe_launches_as_written(settings, version, step):
     answer = ask(f"Wan 1.3B pretraining on 8 H100 with megatron-bridge {version}", settings=settings)
     assert answer.recipe is not None and answer.recipe.name.startswith("wan_1_3b_pretrain")
     command = answer.commands.torchrun
     assert command and "--dataset" not in command  # LLM presets are not for a diffusion recipe
     assert ("--step_func wan_step" in command) == bool(step)
-    assert [f.id for f in answer.findings] == ["arch-unknown-validated"]
+    # Wan has an architecture record: no arch-unknown finding, and the DiT memory estimate judges the plan.
+    assert [f.id for f in answer.findings] == []
+    assert answer.fit is not None and answer.fit.status == "fits"
     assert "own data config" in answer.answer_markdown
 
 

@@ -116,6 +116,10 @@ class Dims:
 # mixer in place of attention ("L": with an MLP, "Y": with an MoE block); the one-sublayer layers of a Mamba
 # hybrid by their hybrid_layer_pattern symbols: Mamba ("M"), attention ("*"), MLP ("-"), MoE ("E").
 HYBRID_SYMBOLS = frozenset("M*-E")
+DIFFUSION_REASON = (
+    "it is a diffusion transformer: only its memory at a given layout is estimated (no speed model or layout "
+    "search for it)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +204,10 @@ def _with_linear_attention(kinds: str, every: int) -> str:
 
 def unmodelled_reason(arch: ModelArch) -> str | None:
     """Why the estimators cannot describe this hybrid (None when they can): they know Mamba-2 mixers,
-    attention, MLP and MoE layers laid out by a Megatron hybrid_layer_pattern, nothing else."""
+    attention, MLP and MoE layers laid out by a Megatron hybrid_layer_pattern, nothing else. A diffusion
+    transformer has its own memory estimate (memory_dit.py) and nothing else: no speed model, no search."""
+    if arch.diffusion is not None:
+        return DIFFUSION_REASON
     if not arch.is_hybrid:
         return None
     if arch.linear_attention_freq:
@@ -224,6 +231,8 @@ def unmodelled_reason(arch: ModelArch) -> str | None:
 
 def dims_of(arch: ModelArch) -> Dims:
     """Resolve a ModelArch into Dims; a missing vocabulary is the user's to supply."""
+    if arch.diffusion is not None:
+        raise UserError(f"{arch.hf_model_id}: {DIFFUSION_REASON}")
     if arch.vocab_size is None:
         raise UserError(f"model {arch.hf_model_id} has no vocab_size; add it to the model spec")
     reason = unmodelled_reason(arch)

@@ -14,6 +14,7 @@ from assistant.errors import UserError
 from assistant.estimate.features import RunFeatures
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import estimate_memory
+from assistant.estimate.memory_dit import estimate_dit_memory
 from assistant.estimate.run import LORA_RANK, PipelineSplit, RunSettings
 from assistant.estimate.throughput import estimate_throughput
 from assistant.kb import knowledge_base
@@ -136,11 +137,10 @@ def _estimate_plan(run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster) 
         hidden_dropout=run.hidden_dropout,
         lora_rank=run.lora_rank or LORA_RANK,
         offload_layers=run.offload_layers,
-        features=features.model_copy(
-            update={"mtp_layers": run.mtp_layers, "lora_targets": run.lora_targets}
-        ),
+        features=features.model_copy(update={"mtp_layers": run.mtp_layers, "lora_targets": run.lora_targets}),
     )
-    memory = estimate_memory(arch, plan, hw, settings, overheads=knowledge_base().memory_overheads)
+    memory_of = estimate_dit_memory if arch.diffusion is not None else estimate_memory
+    memory = memory_of(arch, plan, hw, settings, overheads=knowledge_base().memory_overheads)
     out = {
         "plan": plan.to_json(),
         "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
@@ -150,6 +150,12 @@ def _estimate_plan(run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster) 
     }
     if hw.peaks_unknown:  # memory needs only the HBM size; speed needs a published tensor-core peak
         out["throughput_error"] = f"throughput not estimated on {hw.name}: {hw.peaks_unknown}"
+        return out
+    if arch.diffusion is not None:
+        out["throughput_error"] = (
+            "throughput not estimated: the speed model is fitted on language models only, and no published "
+            "diffusion-transformer row is in the fit"
+        )
         return out
     # The speed estimate reads the features as extracted (without the memory-only MTP/LoRA fields set
     # above) and selective recompute's default modules.

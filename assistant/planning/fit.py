@@ -7,8 +7,10 @@ KnowledgeBase the caller passes.
 from __future__ import annotations
 
 from assistant.errors import UserError
+from assistant.estimate.dit import micro_batch_tokens
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.memory import estimate_memory
+from assistant.estimate.memory_dit import estimate_dit_memory
 from assistant.estimate.run import LORA_RANK, RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import KnowledgeBase
@@ -33,6 +35,24 @@ def estimate_fit(
         note = msg("fit-note.arch_unknown")
         return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
     unmodelled = unmodelled_reason(arch)
+    if arch.diffusion is not None:  # a DiT's memory has its own estimate; tokens are packed latent samples
+        run = fit_run_settings(record, config, kb=kb)
+        values = {**record.fields, **(config.values if config else {})}
+        tokens, _ = micro_batch_tokens(arch.diffusion, run.seq_length, values)
+        try:
+            memory = estimate_dit_memory(
+                arch, plan, kb.gpu_spec(cluster.gpu_type), run.but(seq_length=tokens),
+                overheads=kb.memory_overheads,
+            )  # fmt: skip
+        except UserError as error:
+            return FitVerdict(status="unknown", note=str(error))
+        return FitVerdict(
+            status="fits" if memory.fits else "does-not-fit",
+            peak_bytes=memory.peak_bytes,
+            usable_bytes=memory.usable_bytes,
+            margin_bytes=memory.margin_bytes,
+            tight=memory.tight,
+        )
     if unmodelled:
         note = msg("fit-note.unmodelled", reason=unmodelled)
         return FitVerdict(status="unknown", note=note.render("en"), note_zh=note.render("zh"))
@@ -76,7 +96,7 @@ def fit_run_settings(
         fsdp=bool(config.fsdp) if config else bool(record.fsdp),
         cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
         distributed_optimizer=shards_optimizer_state(values),
-        grad_reduce_in_fp32=bool(values.get("ddp.grad_reduce_in_fp32", True)),
+        grad_reduce_in_fp32=reduces_grads_in_fp32(values),
         precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
         optimizer_bytes=optimizer_state_bytes(values),
         offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
@@ -87,6 +107,16 @@ def fit_run_settings(
 def _recipe_flag(values: dict, keys: tuple[str, ...]) -> bool | None:
     """The first of `keys` the recipe sets to a bool, else None."""
     return next((values[key] for key in keys if isinstance(values.get(key), bool)), None)
+
+
+def reduces_grads_in_fp32(values: dict) -> bool:
+    """The gradient buffer dtype the DDP is built with. Bridge's `runtime_config_update` (training/config.py)
+    calls `MixedPrecisionConfig.setup`, which copies every field it shares with the DDP config onto it
+    (`update_config_with_precision_overrides`), so a `mixed_precision.grad_reduce_in_fp32` the recipe sets
+    wins over its `ddp.grad_reduce_in_fp32` (the Wan, Flux and GPT-3 175B recipes set True on the DDP and
+    False on the precision config: bf16 gradients)."""
+    keys = ("mixed_precision.grad_reduce_in_fp32", "ddp.grad_reduce_in_fp32")
+    return _recipe_flag(values, keys) is not False
 
 
 FP8_WEIGHT_KEYS = ("mixed_precision.fp8_param_gather", "model.fp8_param")

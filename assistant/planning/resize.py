@@ -24,7 +24,7 @@ from assistant.estimate.shapes import unmodelled_reason
 from assistant.kb import knowledge_base
 from assistant.memo import nearest_fit  # the search memoised per its inputs (issue 22)
 from assistant.messages import Localized, msg
-from assistant.planning.fit import estimate_fit, fit_run_settings
+from assistant.planning.fit import estimate_fit, fit_run_settings, reduces_grads_in_fp32
 from assistant.planning.search import NearestFit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
 from assistant.rules.classify import classify
@@ -445,7 +445,7 @@ def _estimator_nearest(
             mode="peft" if peft else (base.mode or "pretrain"),
             version=version,
             hardware=gpu_spec(cluster.gpu_type),
-            grad_reduce_in_fp32=base.values.get("ddp.grad_reduce_in_fp32") is not False,
+            grad_reduce_in_fp32=reduces_grads_in_fp32(base.values),
             max_gpus=4096,
         )
     except UserError:

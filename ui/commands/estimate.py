@@ -70,8 +70,6 @@ SPEC_RUN_FIELDS = (
 TRANSFORMER_CONFIG_DROPOUT = 0.1
 
 
-
-
 class Kind(StrEnum):
     """Which catalog a recipe name means when both have it."""
 
@@ -271,7 +269,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
     from assistant.models import architecture_gap, load_model_arch, recipe_arch
     from assistant.override_keys import check_override_keys
     from assistant.planning.estimate import EstimateRun
-    from assistant.planning.fit import stores_fp4_weights, stores_fp8_weights
+    from assistant.planning.fit import reduces_grads_in_fp32, stores_fp4_weights, stores_fp8_weights
     from assistant.rules.config import build_config
     from assistant.rules.fit import optimizer_state_bytes, shards_optimizer_state
 
@@ -298,6 +296,12 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
             f"recipe {record.name} does not set seq_length/gbs/mbs statically; pass seq_length=, "
             "gbs= and mbs= overrides"
         )
+    seq_length, notes = config.seq_length, []
+    if arch.diffusion is not None:  # a DiT's tokens are latent patches, packed by whole samples
+        from assistant.estimate.dit import micro_batch_tokens
+
+        seq_length, note = micro_batch_tokens(arch.diffusion, config.seq_length, values)
+        notes.append(note)
     return EstimateRun(
         config=config,
         recipe=record.name,
@@ -307,7 +311,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         cluster=_cluster(args),
         mode=(config.mode or "pretrain") if not config.peft else "peft",
         precision=config.precision or "bf16",
-        seq_length=config.seq_length,
+        seq_length=seq_length,
         tp=config.tp,
         pp=config.pp,
         vp=config.vp,
@@ -323,9 +327,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         recompute_method=values.get("model.recompute_method"),
         unfused_attention=materialises_scores(values.get("model.attention_backend")),
         **_dropouts(*(_number(values.get(f"model.{k}_dropout")) for k in ("attention", "hidden")), 0.0),
-        grad_reduce_in_fp32=_flag(
-            values, ("ddp.grad_reduce_in_fp32", "mixed_precision.grad_reduce_in_fp32"), True
-        ),
+        grad_reduce_in_fp32=reduces_grads_in_fp32(values),
         distributed_optimizer=shards_optimizer_state(values),
         optimizer_bytes=optimizer_state_bytes(values),
         fp8_param=stores_fp8_weights(values, config.version, kb),
@@ -337,7 +339,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         mtp_layers=int(values.get("model.mtp_num_layers") or 0),
         pipeline_split=_recipe_split(values, arch, config),
         **_lora_fields(values.get("peft.dim"), values.get("peft.target_modules")),
-        notes=[],
+        notes=notes,
     )
 
 
@@ -411,9 +413,7 @@ def _run_from_spec(args: EstimateArgs) -> EstimateRun:
         recompute_modules=model.get("recompute_modules"),
         recompute_num_layers=model.get("recompute_num_layers"),
         recompute_method=model.get("recompute_method"),
-        unfused_attention=materialises_scores(
-            model.get("attention_backend"), model.get("transformer_impl")
-        ),
+        unfused_attention=materialises_scores(model.get("attention_backend"), model.get("transformer_impl")),
         **_dropouts(model.get("attention_dropout"), model.get("hidden_dropout"), TRANSFORMER_CONFIG_DROPOUT),
         grad_reduce_in_fp32=bool(ddp.get("ddp.grad_reduce_in_fp32", True)),
         distributed_optimizer=shards_optimizer_state({**optimizer, **ddp}),
@@ -421,9 +421,7 @@ def _run_from_spec(args: EstimateArgs) -> EstimateRun:
         fp8_param=bool(model.get("fp8_param") or model.get("fp8_param_gather")),
         fp4_param=bool(model.get("fp4_param") or model.get("fp4_param_gather")),
         fsdp=bool(ddp.get("ddp.use_megatron_fsdp", False)),
-        offload_layers=int(model.get("cpu_offloading_num_layers") or 0)
-        if model.get("cpu_offloading")
-        else 0,
+        offload_layers=int(model.get("cpu_offloading_num_layers") or 0) if model.get("cpu_offloading") else 0,
         cuda_graphs=model.get("cuda_graph_impl") not in (None, "none"),
         features=features_from_fields(
             {
@@ -503,13 +501,6 @@ def _recompute(value: Any) -> str | None:
     if value not in ("selective", "full"):
         raise UserError(f"recompute_granularity must be selective, full or null, not {value!r}")
     return value
-
-
-def _flag(values: dict[str, Any], keys: tuple[str, ...], default: bool) -> bool:
-    for key in keys:
-        if isinstance(values.get(key), bool):
-            return values[key]
-    return default
 
 
 # ---------------------------------------------------------------- text output
