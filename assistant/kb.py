@@ -101,6 +101,16 @@ class KnowledgeBase:
         """Whether a release's mixed-precision preset sets fp4_param_gather (weights as NVFP4 tensors)."""
         return self._preset_flag("fp4_param_gather", version, preset)
 
+    def preset_reduces_grads_in_fp32(self, version: str | None, preset: str | None) -> bool | None:
+        """A release's mixed-precision preset's grad_reduce_in_fp32, None for a preset the table lacks."""
+        if not preset:
+            return None
+        params = self.json("calibration/precision_params.json", required=False) or {}
+        table = params.get("grad_reduce_in_fp32", {})
+        presets = table.get(version or self.default_version) or table.get(self.default_version, {})
+        value = presets.get(str(preset).rsplit(".", 1)[-1])
+        return value if isinstance(value, bool) else None
+
     def _preset_flag(self, field: str, version: str | None, preset: str | None) -> bool:
         params = self.json("calibration/precision_params.json", required=False) or {}
         table = params.get(field, {})

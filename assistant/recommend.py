@@ -425,7 +425,7 @@ def estimate_run(
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
     resized = record.kind == "library" and not record.written_for(cluster)
     # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
-    grads_fp32 = reduces_grads_in_fp32(record.fields)
+    grads_fp32 = reduces_grads_in_fp32(record.fields, rec.version, knowledge_base())
     if turn_budget.spent():
         return
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:

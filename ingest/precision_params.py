@@ -3,7 +3,9 @@
 A preset that sets `fp8_param_gather` (Bridge keeps it in sync with `fp8_param`) makes the model's primary
 weights FP8 tensors: one byte each, with the fp32 master copy in the optimizer, and no separate cached
 FP8 copy. `fp4_param_gather` (synced with `fp4_param`) does the same with NVFP4 tensors. The memory
-estimator needs this per preset, and recipes name a preset rather than repeat it.
+estimator needs this per preset, and recipes name a preset rather than repeat it. A preset's
+`grad_reduce_in_fp32` (the dataclass default is True; fp16 presets set False) is read too: Bridge's
+`runtime_config_update` copies it onto the DDP config, over the recipe's own `ddp.grad_reduce_in_fp32`.
 Read statically (`ast`) from src/megatron/bridge/training/mixed_precision.py of each tag; nothing is
 imported or executed.
 Usage: python -m ingest.precision_params [--bridge GIT_DIR]
@@ -24,12 +26,14 @@ from ingest.catalog_build import bridge_git_dir
 
 TAGS = {version: "main" if version == "main" else f"v{version}" for version in BUNDLED_VERSIONS}
 PATH = "src/megatron/bridge/training/mixed_precision.py"
-FIELDS = ("fp8_param_gather", "fp4_param_gather")
+FIELDS = ("fp8_param_gather", "fp4_param_gather", "grad_reduce_in_fp32")
+DEFAULTS = {"grad_reduce_in_fp32": True}  # MixedPrecisionConfig's dataclass default; the others False
 
 
-def preset_flags(source: str, field: str = "fp8_param_gather") -> dict[str, bool]:
+def preset_flags(source: str, field: str = "fp8_param_gather", default: bool = False) -> dict[str, bool]:
     """{preset function: `field`} for every module-level function that builds a config, following
-    `cfg = other_preset()` chains, `cfg.<field> = X` and the constructor's keyword."""
+    `cfg = other_preset()` chains, `cfg.<field> = X` and the constructor's keyword; `default` when a
+    preset never sets it."""
     tree = ast.parse(source)
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     resolved: dict[str, bool | None] = {}
@@ -61,7 +65,8 @@ def preset_flags(source: str, field: str = "fp8_param_gather") -> dict[str, bool
         return result
 
     names = [n for n in functions if not n.startswith("_")]
-    return {n: bool(value_of(n)) for n in names if n.endswith("_mixed")}
+    flags = {n: value_of(n) for n in names if n.endswith("_mixed")}
+    return {n: default if value is None else value for n, value in flags.items()}
 
 
 def extract(git_dir: str) -> dict:
@@ -71,10 +76,11 @@ def extract(git_dir: str) -> dict:
             ["git", "-C", git_dir, "show", f"{tag}:{PATH}"], check=True, capture_output=True, text=True
         ).stdout
         for field in FIELDS:
-            tables[field][version] = preset_flags(source, field)
+            tables[field][version] = preset_flags(source, field, DEFAULTS.get(field, False))
     return {
         "description": "Mixed-precision presets whose weights are stored in FP8 (fp8_param_gather=True) or "
-        "NVFP4 (fp4_param_gather=True), per Megatron-Bridge release.",
+        "NVFP4 (fp4_param_gather=True), and whose grad_reduce_in_fp32 (copied onto the DDP config by "
+        "runtime_config_update) is True or False, per Megatron-Bridge release.",
         "source": f"NVIDIA-NeMo/Megatron-Bridge {PATH} at tags {', '.join(TAGS.values())} (ast)",
         **tables,
     }

@@ -64,15 +64,21 @@ def test_wan_benchmark_recipe_is_estimated_on_its_own_gpus():
     [
         ({"ddp.grad_reduce_in_fp32": True, "mixed_precision.grad_reduce_in_fp32": False}, False),
         ({"ddp.grad_reduce_in_fp32": False, "mixed_precision.grad_reduce_in_fp32": True}, True),
-        ({"ddp.grad_reduce_in_fp32": False}, False),
+        # A preset by name: bf16_mixed keeps the dataclass default True, fp16_mixed sets False.
+        ({"ddp.grad_reduce_in_fp32": False, "mixed_precision": "bf16_mixed"}, True),
+        ({"ddp.grad_reduce_in_fp32": False, "mixed_precision._target_": "bf16_mixed"}, True),
+        ({"ddp.grad_reduce_in_fp32": True, "mixed_precision": "fp16_mixed"}, False),
+        ({"ddp.grad_reduce_in_fp32": False}, False),  # no precision config: the DDP's own
         ({}, True),
     ],
 )
 def test_the_precision_config_decides_the_gradient_dtype(values, fp32):
-    """runtime_config_update copies MixedPrecisionConfig fields onto the DDP config (training/config.py)."""
+    """runtime_config_update copies MixedPrecisionConfig fields onto the DDP config (training/config.py;
+    Megatron-Bridge issue 5365: a ddp.grad_reduce_in_fp32=False override has no effect under bf16_mixed)."""
+    from assistant.kb import knowledge_base
     from assistant.planning.fit import reduces_grads_in_fp32
 
-    assert reduces_grads_in_fp32(values) is fp32
+    assert reduces_grads_in_fp32(values, "0.6.0", knowledge_base()) is fp32
 
 
 def test_qk_norm_inputs_are_whole_on_every_tensor_parallel_rank():

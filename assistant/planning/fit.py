@@ -96,7 +96,7 @@ def fit_run_settings(
         fsdp=bool(config.fsdp) if config else bool(record.fsdp),
         cuda_graphs=bool(config and config.cuda_graph_impl not in ("none", None)),
         distributed_optimizer=shards_optimizer_state(values),
-        grad_reduce_in_fp32=reduces_grads_in_fp32(values),
+        grad_reduce_in_fp32=reduces_grads_in_fp32(values, config.version if config else record.version, kb),
         precision_aware_optimizer=bool(values.get("optimizer.use_precision_aware_optimizer", False)),
         optimizer_bytes=optimizer_state_bytes(values),
         offload_layers=(config.cpu_offloading_num_layers or 0) if config and config.cpu_offloading else 0,
@@ -109,14 +109,20 @@ def _recipe_flag(values: dict, keys: tuple[str, ...]) -> bool | None:
     return next((values[key] for key in keys if isinstance(values.get(key), bool)), None)
 
 
-def reduces_grads_in_fp32(values: dict) -> bool:
+def reduces_grads_in_fp32(values: dict, version: str | None, kb: KnowledgeBase) -> bool:
     """The gradient buffer dtype the DDP is built with. Bridge's `runtime_config_update` (training/config.py)
-    calls `MixedPrecisionConfig.setup`, which copies every field it shares with the DDP config onto it
-    (`update_config_with_precision_overrides`), so a `mixed_precision.grad_reduce_in_fp32` the recipe sets
-    wins over its `ddp.grad_reduce_in_fp32` (the Wan, Flux and GPT-3 175B recipes set True on the DDP and
-    False on the precision config: bf16 gradients)."""
-    keys = ("mixed_precision.grad_reduce_in_fp32", "ddp.grad_reduce_in_fp32")
-    return _recipe_flag(values, keys) is not False
+    resolves a preset name and calls `MixedPrecisionConfig.setup`, which copies every field it shares with
+    the DDP config onto it (`update_config_with_precision_overrides`), so the precision config's
+    `grad_reduce_in_fp32` (set by the recipe, else its preset's: True but for fp16) wins over the recipe's
+    `ddp.grad_reduce_in_fp32` (Megatron-Bridge issue 5365). Without a precision config, the DDP's own."""
+    own = _recipe_flag(values, ("mixed_precision.grad_reduce_in_fp32",))
+    if own is not None:
+        return own
+    preset = values.get("mixed_precision._target_") or values.get("mixed_precision")
+    from_preset = kb.preset_reduces_grads_in_fp32(version, preset if isinstance(preset, str) else None)
+    if from_preset is not None:
+        return from_preset
+    return _recipe_flag(values, ("ddp.grad_reduce_in_fp32",)) is not False
 
 
 FP8_WEIGHT_KEYS = ("mixed_precision.fp8_param_gather", "model.fp8_param")

@@ -445,7 +445,7 @@ def _estimator_nearest(
             mode="peft" if peft else (base.mode or "pretrain"),
             version=version,
             hardware=gpu_spec(cluster.gpu_type),
-            grad_reduce_in_fp32=reduces_grads_in_fp32(base.values),
+            grad_reduce_in_fp32=reduces_grads_in_fp32(base.values, version, knowledge_base()),
             max_gpus=4096,
         )
     except UserError:

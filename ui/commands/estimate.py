@@ -327,7 +327,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         recompute_method=values.get("model.recompute_method"),
         unfused_attention=materialises_scores(values.get("model.attention_backend")),
         **_dropouts(*(_number(values.get(f"model.{k}_dropout")) for k in ("attention", "hidden")), 0.0),
-        grad_reduce_in_fp32=reduces_grads_in_fp32(values),
+        grad_reduce_in_fp32=reduces_grads_in_fp32(values, config.version, kb),
         distributed_optimizer=shards_optimizer_state(values),
         optimizer_bytes=optimizer_state_bytes(values),
         fp8_param=stores_fp8_weights(values, config.version, kb),
