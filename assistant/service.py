@@ -473,6 +473,13 @@ def _support(text: str, slots: Slots, ctx: VersionContext, lang: str) -> str:
     return found.text if found else ""
 
 
+def _asks_feature(text: str) -> bool:
+    """A question naming a feature of the support table whose answer is a written row (not one computed
+    from the recipe, as LoRA or FP8 are: the recommendation says those itself)."""
+    feature = support.match_feature(text, support.load_table())
+    return feature is not None and not feature.get("computed")
+
+
 def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
     """No GPUs said: 8 × H100, or the pick's own count when it needs more (a large MoE)."""
     if slots.num_gpus is not None or slots.num_nodes is not None:
@@ -918,11 +925,14 @@ def _ask_routed(
     rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
     rec.smoke_shrunk = shortened
     if rec.recipe is None:
+        feature = _support(text, slots, ctx, answer_lang) if is_question(text) and _asks_feature(text) else ""
         if rec.unknown_model:
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
         else:
             answer.answer_markdown = clarifying_question(missing(slots) or ["model"], answer_lang)
         answer.follow_up = [answer.answer_markdown]
+        # "Is Megatron FSDP validated for LoRA on an MoE model?": the feature's row, then what a recipe needs.
+        answer.answer_markdown = "\n\n".join(s for s in (feature, answer.answer_markdown) if s)
         return answer
     return _answer_from(answer, rec, ctx, text, answer_lang, turn)
 
@@ -1003,6 +1013,9 @@ def _answer_from(
         hits = _retrieve(settings, query, lang, ctx.catalog.version)
         answer.citations = citations_from(hits)
         answer.checklist = checklist(ctx.catalog, lang)
+        if is_question(text) and _asks_feature(text):
+            # "How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?": the feature's own row first.
+            preface.append(_support(text, rec.slots, ctx, lang))
         if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base)):
             # "How do I switch deepseek_v3_pretrain_config to HybridEP?": the recipe, and the topic's facts.
             preface.append(_topic_lead(settings, text, rec.slots, hits, ctx.catalog.version, lang))

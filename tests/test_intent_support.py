@@ -123,6 +123,8 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
         ("FP8 block scaled GEMM requires Hopper and CUDA >= 12.9", "fp8_blockwise"),
         ("Is blockwise FP8 supported on H100?", "fp8_blockwise"),
         ("Can I use FP8 on H100?", "precision"),
+        ("Does Megatron-Bridge support Megatron FSDP?", "megatron_fsdp"),
+        ("Can I use FSDP with TP=2?", "fsdp_tp"),
         ("What is the learning rate of Llama3 8B?", None),
     ],
 )
@@ -176,6 +178,37 @@ def test_deepseek_v4_names_its_family_and_recipes_at_main() -> None:
     )  # fmt: skip
     assert found is not None and "cp_partition_mode=contiguous" in found.text
     assert "deepseek_v4_flash_pretrain_config" in found.text
+
+
+def test_megatron_fsdp_names_its_keys_checkpoint_format_and_what_is_validated() -> None:
+    table = support.load_table()
+    for version in ("0.3.1", "0.6.0", "main"):
+        found = support.answer("Does Bridge support Megatron FSDP?", version, "en", table)
+        assert found is not None and found.feature == "megatron_fsdp" and found.status == "yes"
+        assert "use_megatron_fsdp" in found.text and "fsdp_dtensor" in found.text
+        assert "not yet validated" in found.text and "2-GPU" in found.text
+    old = support.answer("Does Bridge support Megatron FSDP?", "0.3.1", "en", table)
+    assert old is not None and "CUDA_DEVICE_MAX_CONNECTIONS" not in old.text  # checked from 0.5.x only
+
+
+def test_a_feature_question_on_a_recipe_or_without_a_model_states_the_feature_row() -> None:
+    from assistant.service import ask
+
+    on_recipe = ask("How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?", version="main")
+    assert on_recipe.recipe is not None and "ddp.use_megatron_fsdp=True" in on_recipe.answer_markdown
+    no_model = ask("Is Megatron FSDP validated for LoRA on an MoE model with EP?", version="main")
+    assert "not yet validated" in no_model.answer_markdown
+
+
+def test_moe_lora_rank_scaling_is_no_before_its_release_and_named_after() -> None:
+    question = "有没有 normalize_moe_lora 这样的开关让 MoE 专家层的 LoRA rank 缩小？"
+    table = support.load_table()
+    old = support.answer(question, "0.3.1", "zh", table)
+    new = support.answer(question, "0.6.0", "en", table)
+    assert old is not None and old.feature == "moe_lora_rank" and old.status == "no" and "0.5.1" in old.text
+    assert new is not None and new.status == "yes" and "dim // moe_router_topk" in new.text
+    lora = support.match_feature("Can I LoRA Qwen3 30B-A3B MoE?", table)
+    assert lora is not None and lora["id"] == "peft"  # a plain LoRA question keeps its recipe list
 
 
 # ---------------------------------------------------------------- wording and conversation
