@@ -215,6 +215,30 @@ def other_variants(catalog: Catalog, record: RecipeRecord) -> list[RecipeRecord]
     return count_variants(pool, record)
 
 
+def benchmark_twins(
+    catalog: Catalog, record: RecipeRecord, gpu_type: str, precision: str
+) -> list[RecipeRecord]:
+    """NVIDIA's benchmark recipes of the same model and goal in the precision the user named, on their GPU
+    type ("NVFP4 Qwen3 235B-A22B on B200": the 64- and 256-GPU B200 NVFP4 configs); none when the chosen
+    recipe already is one."""
+    stem = stem_of(record.name)
+    if not stem or (record.kind == "benchmark" and record.precision == precision):
+        return []
+    twins = [
+        r
+        for r in catalog.recipes
+        if r.kind == "benchmark"
+        and r.reachable
+        and r.mode == record.mode
+        and r.precision == precision
+        and (r.gpu_type or "").lower() == gpu_type
+        and (parts := split_recipe_name(r.name)) is not None
+        and parts.stem == stem
+        and not parts.variant
+    ]
+    return sorted(twins, key=lambda r: (r.gpu_type or "", r.encoded_gpus or 0))
+
+
 def _shortest_suitable(pool: list[RecipeRecord], stem: str, seq_length: int | None) -> Selection | None:
     """Among `pool`: legacy names first, the pretrain recipe when no goal narrows it, the shortest sequence
     that suffices."""

@@ -38,6 +38,7 @@ from assistant.planning.fit import estimate_fit
 from assistant.planning.resize import resize
 from assistant.recommend import (
     Recommendation,
+    benchmark_twins,
     cluster_for,
     estimate_run,
     known_stems,
@@ -69,6 +70,7 @@ from assistant.version_resolve import resolve as resolve_choice
 log = logging.getLogger(__name__)
 
 CITATIONS = 4
+MAX_TWINS_LISTED = 6  # benchmark recipes named beside a recipe answer for the asked precision
 ASSUMED_GPUS, ASSUMED_GPU_TYPE = 8, "h100"  # an intent-only question that says nothing about its GPUs
 EXAMPLES = {lang: [words(lang, f"service.example.{n}") for n in (1, 2, 3)] for lang in ("en", "zh")}
 
@@ -870,7 +872,9 @@ def _ask_routed(
             answer.follow_up = [answer.answer_markdown]
             return answer
         about_model = not (
-            slots.overrides or slots.error_text or slots.features
+            slots.overrides
+            or slots.error_text
+            or slots.features
             or support.match_feature(text, support.load_table())
             or load_topics(settings.knowledge_base).named_in(text)
         )  # "Is DeepEP supported on GB200 for Qwen3?" asks about a feature, not about the model
@@ -1000,6 +1004,13 @@ def _answer_from(
             words(lang, "service.answer_from.nearest_variant", count=count, listed=listed)
             if rec.slots.num_gpus
             else words(lang, "service.answer_from.other_variants", count=count, listed=listed)
+        )
+    if rec.slots.precision and (
+        twins := benchmark_twins(ctx.catalog, rec.recipe, rec.slots.gpu_type, rec.slots.precision)
+    ):
+        listed = ", ".join(f"`{r.name}`" for r in twins[:MAX_TWINS_LISTED])
+        preface.append(
+            words(lang, "service.answer_from.benchmark_twins", precision=rec.slots.precision, listed=listed)
         )
     if rec.slots.speed_question and rec.plan is not None:
         estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)

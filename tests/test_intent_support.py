@@ -12,7 +12,7 @@ from assistant.catalog import load_catalog
 from assistant.config_text import extract_overrides
 from assistant.kb import knowledge_base
 from assistant.model_names import candidate_stems
-from assistant.recommend import exact_recipe, known_stems, other_variants
+from assistant.recommend import benchmark_twins, exact_recipe, known_stems, other_variants
 from assistant.records import Slots
 from assistant.rules.validate import precision_finding
 from assistant.service import version_context
@@ -88,6 +88,31 @@ def test_variant_validated_nearest_the_gpu_count_wins() -> None:
     small = exact_recipe(catalog, "deepseek_v3", "pretrain", None, "h100", 64)
     assert small is not None and small.record.name == "deepseek_v3_pretrain_config"
     assert [v.name for v in other_variants(catalog, near.record)] == ["deepseek_v3_pretrain_config"]
+
+
+def test_a_named_precision_and_gpu_lists_that_precision_s_benchmark_recipes() -> None:
+    catalog = load_catalog("0.6.0")
+    chosen = exact_recipe(catalog, "qwen3_235b_a22b", "pretrain", None, "b200")
+    assert chosen is not None and chosen.record.precision == "bf16"
+    twins = [r.name for r in benchmark_twins(catalog, chosen.record, "b200", "nvfp4")]
+    assert twins == [
+        "qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config",
+        "qwen3_235b_a22b_pretrain_256gpu_b200_nvfp4_config",
+    ]
+    assert benchmark_twins(catalog, chosen.record, "h100", "nvfp4") == []  # none on H100
+    picked = catalog_record(catalog, "qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config")
+    assert benchmark_twins(catalog, picked, "b200", "nvfp4") == []  # already one of them
+
+
+def test_the_answer_names_the_benchmark_recipes_of_the_asked_precision() -> None:
+    from assistant.service import ask
+
+    answer = ask("Is there NVFP4 support for Qwen3 235B-A22B pretraining on GB200?", version="0.6.0")
+    assert "`qwen3_235b_a22b_pretrain_256gpu_gb200_nvfp4_config`" in answer.answer_markdown
+
+
+def catalog_record(catalog, name: str):
+    return next(r for r in catalog.recipes if r.name == name)
 
 
 def test_a_model_with_one_layout_has_no_other_variants() -> None:

@@ -70,6 +70,9 @@ MESSAGES: dict[str, str] = {
     "service.answer_from.nearest_variant": (
         "Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}."
     ),
+    "service.answer_from.benchmark_twins": (
+        "NVIDIA's benchmark recipes of this model and goal in {precision} on your GPUs: {listed}."
+    ),
     "service.answer_from.other_variants": (
         "This variant is validated on {count} GPUs; others exist for other counts: {listed}."
     ),

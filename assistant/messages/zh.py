@@ -54,6 +54,9 @@ MESSAGES: dict[str, str] = {
     "service.answer_from.nearest_variant": (
         "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。"
     ),
+    "service.answer_from.benchmark_twins": (
+        "该模型与目标在你的 GPU 上以 {precision} 运行的 NVIDIA 基准配方：{listed}。"
+    ),
     "service.answer_from.other_variants": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
     "compose.peak.tight": ("约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"),
     "compose.launch.layout": "——使用能放下的布局（{layout}），而非上面的方案",
