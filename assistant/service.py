@@ -482,6 +482,24 @@ def _asks_feature(text: str) -> bool:
     return feature is not None and not feature.get("computed")
 
 
+_ENDS_ASKING = re.compile(r"[?\uff1f]\s*$")  # a question mark, ASCII or full-width, ends the turn
+
+
+def _feature_text(text: str, conversation: Conversation | None) -> str:
+    """The text whose support feature this turn is about: the turn itself, or, for a follow-up question that
+    names no feature ("and which checkpoint format?"), the last feature question with it. Remembers the turn
+    when it names a feature, forgets it otherwise."""
+    if conversation is None:
+        return text
+    last, conversation.feature_question = conversation.feature_question, None
+    if _asks_feature(text):
+        conversation.feature_question = text
+        return text
+    if last and (is_question(text) or _ENDS_ASKING.search(text)):  # "and which format?" too
+        return f"{last} {text}"
+    return text
+
+
 def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
     """No GPUs said: 8 × H100, or the pick's own count when it needs more (a large MoE)."""
     if slots.num_gpus is not None or slots.num_nodes is not None:
@@ -764,6 +782,7 @@ def _ask_routed(
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
+    feature_text = _feature_text(text, conversation)
     if slots.intent in ("troubleshoot", "validate") and form == "distributed_import":
         # "import_ckpt runs out of memory converting DeepSeek-V3: can it run over 8 GPUs?" is about the
         # conversion, not a training config to check: the form's answer and the guide's passages.
@@ -938,7 +957,7 @@ def _ask_routed(
         # "Is Megatron FSDP validated for LoRA on an MoE model?": the feature's row, then what a recipe needs.
         answer.answer_markdown = "\n\n".join(s for s in (feature, answer.answer_markdown) if s)
         return answer
-    return _answer_from(answer, rec, ctx, text, answer_lang, turn)
+    return _answer_from(answer, rec, ctx, text, answer_lang, turn, feature_text=feature_text)
 
 
 def _names_setup(slots: Slots) -> bool:
@@ -973,7 +992,14 @@ def _troubleshoot_answer(
 
 
 def _answer_from(
-    answer: Answer, rec: Recommendation, ctx: VersionContext, text: str, lang: str, turn: _Turn
+    answer: Answer,
+    rec: Recommendation,
+    ctx: VersionContext,
+    text: str,
+    lang: str,
+    turn: _Turn,
+    *,
+    feature_text: str | None = None,
 ) -> Answer:
     settings = turn.settings
     preface: list[str] = []
@@ -1024,9 +1050,10 @@ def _answer_from(
         hits = _retrieve(settings, query, lang, ctx.catalog.version)
         answer.citations = citations_from(hits)
         answer.checklist = checklist(ctx.catalog, lang)
-        if is_question(text) and _asks_feature(text):
+        asked = feature_text or text
+        if (is_question(text) or asked != text) and _asks_feature(asked):
             # "How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?": the feature's own row first.
-            preface.append(_support(text, rec.slots, ctx, lang))
+            preface.append(_support(asked, rec.slots, ctx, lang))
         if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base)):
             # "How do I switch deepseek_v3_pretrain_config to HybridEP?": the recipe, and the topic's facts.
             preface.append(_topic_lead(settings, text, rec.slots, hits, ctx.catalog.version, lang))

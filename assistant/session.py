@@ -29,6 +29,9 @@ class Conversation:
         # TP 4?"): a follow-up that only changes sizes ("and with TP 8?") is answered as it, amended.
         self.topic_question = topic_question
         self.amended_topic = False  # this turn only amends the sizes of `topic_question`
+        # The last question on a feature of the support table ("how do I enable Megatron FSDP for X?"): a
+        # follow-up that names none ("and which checkpoint format?") is still about it. Set by the service.
+        self.feature_question: str | None = None
 
     def update(self, new: Slots, text: str | None = None) -> Slots:
         """Merge one turn's slots into memory and return the slots to answer this turn with.

@@ -236,6 +236,17 @@ def test_moe_lora_rank_scaling_is_no_before_its_release_and_named_after() -> Non
     assert lora is not None and lora["id"] == "peft"  # a plain LoRA question keeps its recipe list
 
 
+def test_a_follow_up_that_names_no_feature_keeps_the_last_turns_feature() -> None:
+    from assistant.service import ask
+
+    conv = Conversation()
+    ask("How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?", version="main", conversation=conv)
+    second = ask("and which checkpoint format do I have to save with?", version="main", conversation=conv)
+    assert "fsdp_dtensor" in second.answer_markdown
+    fresh = ask("and which checkpoint format do I have to save with?", conversation=Conversation())
+    assert "Megatron-FSDP" not in fresh.answer_markdown  # no earlier feature question, no feature row
+
+
 # ---------------------------------------------------------------- wording and conversation
 
 
