@@ -46,6 +46,23 @@ def test_chinese_follow_up_switches_language() -> None:
     assert slots.language == "zh"
 
 
+@pytest.mark.parametrize("follow_up", ["and in NVFP4?", "in FP8?"])
+def test_a_bare_precision_follow_up_amends_the_last_plan(follow_up: str) -> None:
+    _, slots = talk("Pretrain DeepSeek-V3 on 256 B200 GPUs", follow_up)
+    assert (slots.intent, slots.model_stem, slots.num_gpus, slots.gpu_type) == (
+        "recommend",
+        "deepseek_v3",
+        256,
+        "b200",
+    )
+    assert slots.precision in ("nvfp4", "fp8cs", "fp8")
+
+
+def test_a_bare_precision_with_nothing_planned_is_not_a_plan() -> None:
+    _, slots = talk("thanks!", "and in NVFP4?")
+    assert slots.intent != "recommend"
+
+
 def test_follow_up_sequence_length() -> None:
     _, slots = talk("Llama 3 8B pretraining on 16 GPUs", "what about 128K?")
     assert (slots.model_stem, slots.goal, slots.num_gpus, slots.seq_length) == (
