@@ -101,11 +101,20 @@ class Conversation:
         self.topic_question, self.amended_topic = None, False
 
     def to_json(self) -> dict[str, Any]:
-        return {"turns": self.turns, "slots": self.slots.to_json(), "topic_question": self.topic_question}
+        return {
+            "turns": self.turns,
+            "slots": self.slots.to_json(),
+            "topic_question": self.topic_question,
+            "feature_question": self.feature_question,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Conversation:
-        return cls(Slots(**data.get("slots", {})), int(data.get("turns", 0)), data.get("topic_question"))
+        conversation = cls(
+            Slots(**data.get("slots", {})), int(data.get("turns", 0)), data.get("topic_question")
+        )
+        conversation.feature_question = data.get("feature_question")
+        return conversation
 
 
 def _names_model(slots: Slots) -> bool:

@@ -247,6 +247,17 @@ def test_a_follow_up_that_names_no_feature_keeps_the_last_turns_feature() -> Non
     assert "Megatron-FSDP" not in fresh.answer_markdown  # no earlier feature question, no feature row
 
 
+def test_the_last_feature_question_survives_a_json_round_trip() -> None:
+    """Front ends that keep a chat as JSON (Gradio state, the Slack thread store) rebuild the conversation."""
+    from assistant.service import ask
+
+    conv = Conversation()
+    ask("How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?", version="main", conversation=conv)
+    restored = Conversation.from_json(json.loads(json.dumps(conv.to_json())))
+    second = ask("and which checkpoint format do I have to save with?", version="main", conversation=restored)
+    assert "fsdp_dtensor" in second.answer_markdown
+
+
 # ---------------------------------------------------------------- wording and conversation
 
 
