@@ -47,7 +47,8 @@ class Conversation:
             return self.slots.model_copy(deep=True)
         self.turns += 1
         old = self.slots
-        if new.intent == "greeting" or (new.intent == "out_of_scope" and not _about_last_plan(old, new)):
+        stray = new.intent == "out_of_scope" and not (_about_last_plan(old, new) or _amends_plan(old, new))
+        if new.intent == "greeting" or stray:
             # "thanks!" or a stray question: answer it as such, keep the memory for the next real turn.
             self.slots = old.model_copy(update={"language": new.language})
             return new.model_copy(deep=True)
@@ -127,6 +128,8 @@ def _merged_intent(old: Slots, new: Slots) -> str:
     continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
     if new.intent == "explain" and continues and _changes_plan(new):
         return old.intent
+    if new.intent == "out_of_scope" and _amends_plan(old, new):
+        return old.intent  # "and in NVFP4?" after a plan: the same plan, in that precision
     if _about_last_plan(old, new):
         # "It's slow" after a config check re-checks that config with the speed breakdown; "fastest?" and
         # "why?" ask for a plan.
@@ -153,6 +156,12 @@ def _about_last_plan(old: Slots, new: Slots) -> bool:
         _names_model(old) or bool(old.recipe_name)
     )
     return bool(asks) and planned and not _names_model(new)
+
+
+def _amends_plan(old: Slots, new: Slots) -> bool:
+    """A turn that names no model and only changes the last plan ("and in NVFP4?", "on B200?")."""
+    planned = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
+    return planned and not _names_model(new) and _changes_plan(new)
 
 
 def _changes_plan(slots: Slots) -> bool:
