@@ -415,8 +415,9 @@ def match_model(text: str, index: StemIndex) -> ModelMatch | None:
     c = compact(text)
     hits = _find_keys(c, index.keys)
     if hits:
-        # Longest key wins; then the earliest.
-        start, end, key = max(hits, key=lambda h: (h[1] - h[0], -h[0]))
+        # Of overlapping keys the longest ("qwen3 30b a3b" over "qwen3 30b"); of separate mentions the first,
+        # the model the question is about ("pretrain Qwen3 4B; can I reuse the Qwen2.5 7B recipe?").
+        start, end, key = _first_mention(hits)
         stems = index.keys[key]
         o_start, o_end = c.span(_strip_noise_prefix(c, start), end)
         mention = _extend_mention(text, o_start, o_end)
@@ -450,6 +451,14 @@ def match_model(text: str, index: StemIndex) -> ModelMatch | None:
             return ModelMatch(sized[0], mention)
         return ModelMatch(None, mention, tuple(sorted(sized or stems)))
     return _fuzzy_match(text, index)
+
+
+def _first_mention(hits: list[tuple[int, int, str]]) -> tuple[int, int, str]:
+    """The earliest hit that no longer hit overlaps; the longest of those overlapping it."""
+    whole = [
+        h for h in hits if not any(o[0] < h[1] and h[0] < o[1] and o[1] - o[0] > h[1] - h[0] for o in hits)
+    ]
+    return min(whole or hits, key=lambda h: (h[0], -(h[1] - h[0])))
 
 
 def _extend_mention(text: str, start: int, end: int) -> str:

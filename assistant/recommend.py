@@ -215,28 +215,33 @@ def other_variants(catalog: Catalog, record: RecipeRecord) -> list[RecipeRecord]
     return count_variants(pool, record)
 
 
-def benchmark_twins(
-    catalog: Catalog, record: RecipeRecord, gpu_type: str, precision: str
+def _named_variant(record: RecipeRecord) -> bool:
+    """A named variant (`_large_scale`, `_deepep_dev`) of a recipe, not its plain form."""
+    parts = split_recipe_name(record.name)
+    return bool(parts and parts.variant)
+
+
+def precision_variants(
+    catalog: Catalog, record: RecipeRecord, precision: str | None, gpu_type: str | None
 ) -> list[RecipeRecord]:
-    """NVIDIA's benchmark recipes of the same model and goal in the precision the user named, on their GPU
-    type ("NVFP4 Qwen3 235B-A22B on B200": the 64- and 256-GPU B200 NVFP4 configs); none when the chosen
-    recipe already is one."""
+    """Benchmark recipes of the chosen recipe's model and goal written for the user's GPU type in the
+    precision asked for, when the chosen recipe is not in it (qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config
+    beside the BF16 library recipe): the answer names them, fewest GPUs first."""
     stem = stem_of(record.name)
-    if not stem or (record.kind == "benchmark" and record.precision == precision):
+    if not (stem and precision and gpu_type) or record.kind != "library" or record.precision == precision:
         return []
-    twins = [
+    found = [
         r
         for r in catalog.recipes
         if r.kind == "benchmark"
         and r.reachable
+        and stem_of(r.name) == stem
         and r.mode == record.mode
         and r.precision == precision
         and (r.gpu_type or "").lower() == gpu_type
-        and (parts := split_recipe_name(r.name)) is not None
-        and parts.stem == stem
-        and not parts.variant
+        and not _named_variant(r)
     ]
-    return sorted(twins, key=lambda r: (r.gpu_type or "", r.encoded_gpus or 0))
+    return sorted(found, key=lambda r: (_validated_gpus(r), r.name))
 
 
 def _shortest_suitable(pool: list[RecipeRecord], stem: str, seq_length: int | None) -> Selection | None:

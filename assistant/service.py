@@ -38,11 +38,12 @@ from assistant.planning.fit import estimate_fit
 from assistant.planning.resize import resize
 from assistant.recommend import (
     Recommendation,
-    benchmark_twins,
     cluster_for,
     estimate_run,
+    exact_recipe,
     known_stems,
     other_variants,
+    precision_variants,
     recommend,
     select_recipe,
     typed_overrides,
@@ -50,7 +51,7 @@ from assistant.recommend import (
 from assistant.records import Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
 from assistant.rules.config import build_config
-from assistant.rules.validate import has_errors, precision_finding, validate
+from assistant.rules.validate import has_errors, precision_finding, precision_label, validate
 from assistant.session import Conversation, clarifying_question, missing
 from assistant.settings import Settings, get_settings
 from assistant.topic_answer import (
@@ -70,7 +71,6 @@ from assistant.version_resolve import resolve as resolve_choice
 log = logging.getLogger(__name__)
 
 CITATIONS = 4
-MAX_TWINS_LISTED = 6  # benchmark recipes named beside a recipe answer for the asked precision
 ASSUMED_GPUS, ASSUMED_GPU_TYPE = 8, "h100"  # an intent-only question that says nothing about its GPUs
 EXAMPLES = {lang: [words(lang, f"service.example.{n}") for n in (1, 2, 3)] for lang in ("en", "zh")}
 
@@ -915,6 +915,22 @@ def _ask_routed(
             question_back += " " + words(
                 answer_lang, "service.ask.model_versions", model_text=slots.model_text, listed=listed
             )
+        # "Pretrain a model with the GPT-OSS architecture, where do I start?": the family's recipes for
+        # that goal, one per size, lead the answer; the size is still asked for.
+        by_goal = _family_goal_recipes(ctx.catalog, family, slots.goal) if "model" in needed else []
+        family_lead = (
+            words(
+                answer_lang,
+                "service.ask.family_goal_recipes",
+                model_text=slots.model_text,
+                goal=slots.goal,
+                version=ctx.catalog.version,
+                listed=", ".join(f"`{name}`" for name in by_goal[:8]),
+                script=ctx.catalog.launcher.script,
+            )
+            if by_goal
+            else ""
+        )
         answer.follow_up = [question_back]
         # "Can I use Megatron-FSDP for <a model we cannot place> on H100?" is still a question the guide
         # can answer in general: quote it, then ask what a tailored answer needs. "What is the fastest
@@ -930,6 +946,7 @@ def _ask_routed(
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
+                family_lead,
                 _support(text, slots, ctx, answer_lang) if general else "",
                 _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang) if hits else "",
                 _passages_answer(hits, answer_lang, "guide") if hits else "",
@@ -958,6 +975,14 @@ def _ask_routed(
         answer.answer_markdown = "\n\n".join(s for s in (feature, answer.answer_markdown) if s)
         return answer
     return _answer_from(answer, rec, ctx, text, answer_lang, turn, feature_text=feature_text)
+
+
+def _family_goal_recipes(catalog: Catalog, family: list[str], goal: str | None) -> list[str]:
+    """The recipe each size of a model family starts from for the goal (`gpt_oss_20b_pretrain_config`)."""
+    if not goal:
+        return []
+    chosen = (exact_recipe(catalog, stem, goal, None) for stem in family)
+    return [c.record.name for c in chosen if c is not None]
 
 
 def _names_setup(slots: Slots) -> bool:
@@ -1022,6 +1047,19 @@ def _answer_from(
         preface.append(note)
     if rec.recipe.kind == "benchmark":
         preface.append(words(lang, "service.answer_from.benchmark_recipe"))
+    gpu_type = rec.cluster.gpu_type if rec.cluster else rec.slots.gpu_type
+    if typed := precision_variants(ctx.catalog, rec.recipe, rec.slots.precision, gpu_type):
+        listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in typed)
+        preface.append(
+            words(
+                lang,
+                "service.answer_from.precision_variants",
+                version=ctx.catalog.version,
+                precision=precision_label(rec.slots.precision or ""),
+                gpu=(gpu_type or "").upper(),
+                listed=listed,
+            )
+        )
     variants = other_variants(ctx.catalog, rec.recipe) if rec.selection.match != "explicit" else []
     if variants:
         listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in variants)
@@ -1030,13 +1068,6 @@ def _answer_from(
             words(lang, "service.answer_from.nearest_variant", count=count, listed=listed)
             if rec.slots.num_gpus
             else words(lang, "service.answer_from.other_variants", count=count, listed=listed)
-        )
-    if rec.slots.precision and (
-        twins := benchmark_twins(ctx.catalog, rec.recipe, rec.slots.gpu_type, rec.slots.precision)
-    ):
-        listed = ", ".join(f"`{r.name}`" for r in twins[:MAX_TWINS_LISTED])
-        preface.append(
-            words(lang, "service.answer_from.benchmark_twins", precision=rec.slots.precision, listed=listed)
         )
     if rec.slots.speed_question and rec.plan is not None:
         estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)

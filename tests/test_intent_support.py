@@ -12,7 +12,7 @@ from assistant.catalog import load_catalog
 from assistant.config_text import extract_overrides
 from assistant.kb import knowledge_base
 from assistant.model_names import candidate_stems
-from assistant.recommend import benchmark_twins, exact_recipe, known_stems, other_variants
+from assistant.recommend import exact_recipe, known_stems, other_variants
 from assistant.records import Slots
 from assistant.rules.validate import precision_finding
 from assistant.service import version_context
@@ -90,29 +90,11 @@ def test_variant_validated_nearest_the_gpu_count_wins() -> None:
     assert [v.name for v in other_variants(catalog, near.record)] == ["deepseek_v3_pretrain_config"]
 
 
-def test_a_named_precision_and_gpu_lists_that_precision_s_benchmark_recipes() -> None:
-    catalog = load_catalog("0.6.0")
-    chosen = exact_recipe(catalog, "qwen3_235b_a22b", "pretrain", None, "b200")
-    assert chosen is not None and chosen.record.precision == "bf16"
-    twins = [r.name for r in benchmark_twins(catalog, chosen.record, "b200", "nvfp4")]
-    assert twins == [
-        "qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config",
-        "qwen3_235b_a22b_pretrain_256gpu_b200_nvfp4_config",
-    ]
-    assert benchmark_twins(catalog, chosen.record, "h100", "nvfp4") == []  # none on H100
-    picked = catalog_record(catalog, "qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config")
-    assert benchmark_twins(catalog, picked, "b200", "nvfp4") == []  # already one of them
-
-
 def test_the_answer_names_the_benchmark_recipes_of_the_asked_precision() -> None:
     from assistant.service import ask
 
     answer = ask("Is there NVFP4 support for Qwen3 235B-A22B pretraining on GB200?", version="0.6.0")
     assert "`qwen3_235b_a22b_pretrain_256gpu_gb200_nvfp4_config`" in answer.answer_markdown
-
-
-def catalog_record(catalog, name: str):
-    return next(r for r in catalog.recipes if r.name == name)
 
 
 def test_a_model_with_one_layout_has_no_other_variants() -> None:
@@ -387,3 +369,42 @@ def test_a_model_support_question_lists_the_catalogs_recipes_or_says_none() -> N
     assert support.asks_model_support("支持 Gemma 3 吗？") and not support.asks_model_support("Gemma 3 SFT")
     feature = ask("I use Qwen3 235B. Is DeepEP supported on GB200?", version="0.6.0").answer_markdown
     assert "recipes for `qwen3_235b_a22b`" not in feature  # a feature question, not a model one
+
+
+def test_a_precision_asked_for_names_that_precisions_benchmark_recipes_for_the_gpu() -> None:
+    from assistant.recommend import precision_variants
+
+    catalog = load_catalog("0.6.0")
+    library = next(r for r in catalog.recipes if r.name == "qwen3_235b_a22b_pretrain_config")
+    named = [r.name for r in precision_variants(catalog, library, "nvfp4", "b200")]
+    assert named == [
+        "qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config",
+        "qwen3_235b_a22b_pretrain_256gpu_b200_nvfp4_config",
+    ]
+    assert precision_variants(catalog, library, None, "b200") == []
+    assert precision_variants(catalog, library, "nvfp4", "h100") == []  # none written for H100 in NVFP4
+
+
+def test_a_bare_precision_follow_up_amends_the_last_plan() -> None:
+    conv = Conversation()
+    conv.update(hear("Pretrain DeepSeek-V3 on 256 B200 GPUs"), text="Pretrain DeepSeek-V3 on 256 B200 GPUs")
+    slots = conv.update(hear("and in NVFP4?"), text="and in NVFP4?")
+    assert (slots.intent, slots.model_stem, slots.precision, slots.num_gpus) == (
+        "recommend", "deepseek_v3", "nvfp4", 256,
+    )  # fmt: skip
+
+
+def test_the_first_of_two_named_models_is_the_one_asked_about() -> None:
+    question = "Pretrain Qwen3 4B from scratch; it looks like Qwen2.5 7B, can I reuse that recipe?"
+    slots = hear(question, "0.5.1")
+    assert slots.model_stem == "qwen3_4b"
+    assert hear("Qwen3 30B-A3B SFT on 16 GPUs").model_stem == "qwen3_30b_a3b"  # the longer key of one mention
+
+
+def test_a_family_with_a_goal_but_no_size_lists_the_goal_recipe_of_each_size() -> None:
+    from assistant.service import ask
+
+    question = "I want to pretrain a model with the GPT-OSS architecture. Where do I start?"
+    answer = ask(question, version="0.3.1")
+    lead = answer.answer_markdown.split("\n\n")[0]
+    assert "`gpt_oss_20b_pretrain_config`" in lead and "`gpt_oss_120b_pretrain_config`" in lead

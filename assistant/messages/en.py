@@ -63,15 +63,21 @@ MESSAGES: dict[str, str] = {
         "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a fixed "
         "number of steps. It is not a production training recipe."
     ),
+    "service.answer_from.precision_variants": (
+        "Benchmark recipes of this model written for {gpu} in {precision} (Megatron-Bridge {version}): "
+        "{listed}, tuned for throughput on mock data. The recipe below is the one to train with, in "
+        "{precision} through its precision override."
+    ),
     "service.answer_from.assumed_gpus": (
         "You did not say how many GPUs you have, so this uses the recipe's {num_gpus}."
     ),
     "service.ask.model_versions": "{model_text} recipes exist for: {listed}.",
+    "service.ask.family_goal_recipes": (
+        "{model_text} has {goal} recipes in Megatron-Bridge {version}, one per model size: {listed}. Start "
+        "from the one of your size; they launch with `{script}`, not a per-model script."
+    ),
     "service.answer_from.nearest_variant": (
         "Chosen as the variant validated nearest your GPU count ({count} GPUs); not picked: {listed}."
-    ),
-    "service.answer_from.benchmark_twins": (
-        "NVIDIA's benchmark recipes of this model and goal in {precision} on your GPUs: {listed}."
     ),
     "service.answer_from.other_variants": (
         "This variant is validated on {count} GPUs; others exist for other counts: {listed}."

@@ -49,13 +49,18 @@ MESSAGES: dict[str, str] = {
     "service.answer_from.benchmark_recipe": (
         "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。"
     ),
+    "service.answer_from.precision_variants": (
+        "该模型为 {gpu} 编写的 {precision} 基准配方（Megatron-Bridge {version}）：{listed}，"
+        "针对模拟数据上的吞吐调优。实际训练请用下面的配方，通过其精度覆盖项以 {precision} 训练。"
+    ),
     "service.answer_from.assumed_gpus": "你没有说明 GPU 数量，以下按配方的 {num_gpus} 张计算。",
     "service.ask.model_versions": "{model_text} 有配方的型号：{listed}。",
+    "service.ask.family_goal_recipes": (
+        "Megatron-Bridge {version} 中 {model_text} 的 {goal} 配方（每个规模一个）：{listed}。"
+        "从与你的模型规模对应的那个开始；它们用 `{script}` 启动，而不是每个模型单独的脚本。"
+    ),
     "service.answer_from.nearest_variant": (
         "选择的是验证 GPU 数最接近你的变体（{count} 张）；未选用：{listed}。"
-    ),
-    "service.answer_from.benchmark_twins": (
-        "该模型与目标在你的 GPU 上以 {precision} 运行的 NVIDIA 基准配方：{listed}。"
     ),
     "service.answer_from.other_variants": "该变体在 {count} 张 GPU 上验证；其他 GPU 数对应的变体：{listed}。",
     "compose.peak.tight": ("约 {peak}，可用 {usable}，偏紧：只剩 {left:.1%}，低于建议保留的 {HEADROOM:.0%}"),

@@ -1009,6 +1009,11 @@ _PRECISION_NEEDS = {
 }
 
 
+def precision_label(precision: str) -> str:
+    """How a precision code is written to users: fp8cs -> FP8, fp8mx -> MXFP8, nvfp4 -> NVFP4."""
+    return _PRECISION_NEEDS[precision][0] if precision in _PRECISION_NEEDS else precision.upper()
+
+
 def precision_finding(
     precision: str | None, gpu_type: str | None, spec: GpuSpec | None, *, kept: str | None = None
 ) -> Finding | None:
