@@ -103,20 +103,20 @@ class KnowledgeBase:
 
     def preset_reduces_grads_in_fp32(self, version: str | None, preset: str | None) -> bool | None:
         """A release's mixed-precision preset's grad_reduce_in_fp32, None for a preset the table lacks."""
+        return self._preset_value("grad_reduce_in_fp32", version, preset)
+
+    def _preset_flag(self, field: str, version: str | None, preset: str | None) -> bool:
+        return bool(self._preset_value(field, version, preset))
+
+    def _preset_value(self, field: str, version: str | None, preset: str | None) -> bool | None:
+        """`field` of a preset (named bare or by its dotted `_target_`) in a release's table, else None."""
         if not preset:
             return None
         params = self.json("calibration/precision_params.json", required=False) or {}
-        table = params.get("grad_reduce_in_fp32", {})
+        table = params.get(field, {})
         presets = table.get(version or self.default_version) or table.get(self.default_version, {})
         value = presets.get(str(preset).rsplit(".", 1)[-1])
         return value if isinstance(value, bool) else None
-
-    def _preset_flag(self, field: str, version: str | None, preset: str | None) -> bool:
-        params = self.json("calibration/precision_params.json", required=False) or {}
-        table = params.get(field, {})
-        fallback = self.default_version
-        presets = table.get(version or fallback) or table.get(fallback, {})
-        return bool(presets.get(str(preset or "").rsplit(".", 1)[-1], False))
 
     # ------------------------------------------------------------ catalogs and models
 

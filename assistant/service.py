@@ -485,19 +485,21 @@ def _asks_feature(text: str) -> bool:
 _ENDS_ASKING = re.compile(r"[?\uff1f]\s*$")  # a question mark, ASCII or full-width, ends the turn
 
 
-def _feature_text(text: str, conversation: Conversation | None) -> str:
+def _feature_text(text: str, conversation: Conversation | None) -> str | None:
     """The text whose support feature this turn is about: the turn itself, or, for a follow-up question that
-    names no feature ("and which checkpoint format?"), the last feature question with it. Remembers the turn
-    when it names a feature, forgets it otherwise."""
-    if conversation is None:
-        return text
-    last, conversation.feature_question = conversation.feature_question, None
+    names no feature ("and which checkpoint format?"), the last feature question with it; None when it is
+    about no feature. Remembers the turn when it names a feature, forgets it otherwise."""
+    last = None
+    if conversation is not None:
+        last, conversation.feature_question = conversation.feature_question, None
     if _asks_feature(text):
-        conversation.feature_question = text
+        if conversation is not None:
+            conversation.feature_question = text
         return text
     if last and (is_question(text) or _ENDS_ASKING.search(text)):  # "and which format?" too
-        return f"{last} {text}"
-    return text
+        together = f"{last} {text}"
+        return together if _asks_feature(together) else None
+    return None
 
 
 def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
@@ -965,7 +967,8 @@ def _ask_routed(
     rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
     rec.smoke_shrunk = shortened
     if rec.recipe is None:
-        feature = _support(text, slots, ctx, answer_lang) if is_question(text) and _asks_feature(text) else ""
+        names_feature = is_question(text) and feature_text == text
+        feature = _support(text, slots, ctx, answer_lang) if names_feature else ""
         if rec.unknown_model:
             answer.answer_markdown = _unknown_model(slots, ctx, answer_lang)
         else:
@@ -1024,7 +1027,7 @@ def _answer_from(
     lang: str,
     turn: _Turn,
     *,
-    feature_text: str | None = None,
+    feature_text: str | None,
 ) -> Answer:
     settings = turn.settings
     preface: list[str] = []
@@ -1081,10 +1084,9 @@ def _answer_from(
         hits = _retrieve(settings, query, lang, ctx.catalog.version)
         answer.citations = citations_from(hits)
         answer.checklist = checklist(ctx.catalog, lang)
-        asked = feature_text or text
-        if (is_question(text) or asked != text) and _asks_feature(asked):
+        if feature_text and (is_question(text) or feature_text != text):
             # "How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?": the feature's own row first.
-            preface.append(_support(asked, rec.slots, ctx, lang))
+            preface.append(_support(feature_text, rec.slots, ctx, lang))
         if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base)):
             # "How do I switch deepseek_v3_pretrain_config to HybridEP?": the recipe, and the topic's facts.
             preface.append(_topic_lead(settings, text, rec.slots, hits, ctx.catalog.version, lang))

@@ -51,7 +51,7 @@ class Conversation:
         self.turns += 1
         old = self.slots
         if new.intent == "greeting" or (
-            new.intent == "out_of_scope" and not (_about_last_plan(old, new) or _amends_last_plan(old, new))
+            new.intent == "out_of_scope" and not (_about_last_plan(old, new) or _bare_amendment(old, new))
         ):
             # "thanks!" or a stray question: answer it as such, keep the memory for the next real turn.
             self.slots = old.model_copy(update={"language": new.language})
@@ -138,7 +138,9 @@ def _merged_intent(old: Slots, new: Slots) -> str:
         return old.intent  # "and with PP 4?", "and on 64 GPUs?" after an error: the same error, amended
     if old.intent == "explain" and not _names_model(old) and not _names_model(new) and _amends_config(new):
         return old.intent  # "and with TP 8?" after a rule question on stated sizes: the same question
-    if new.intent in ("explain", "out_of_scope") and _amends_last_plan(old, new):
+    if new.intent == "explain" and _amends_last_plan(old, new):
+        return old.intent
+    if new.intent == "out_of_scope" and _bare_amendment(old, new):
         return old.intent
     if _about_last_plan(old, new):
         # "It's slow" after a config check re-checks that config with the speed breakdown; "fastest?" and
@@ -169,10 +171,14 @@ def _about_last_plan(old: Slots, new: Slots) -> bool:
 
 
 def _amends_last_plan(old: Slots, new: Slots) -> bool:
-    """ "And in NVFP4?", "with 32K?" after a recommendation: the same plan with one setting changed (short
-    turns like these carry no domain word, so they read as out of scope on their own)."""
-    continues = old.intent in ("recommend", "benchmark", "first_try") and _names_model(old)
-    return continues and not _names_model(new) and _changes_plan(new)
+    """ "换成 FP8 呢？", "what about 128K?" after a recommendation: a setting of that plan changed."""
+    return old.intent in ("recommend", "benchmark", "first_try") and _names_model(old) and _changes_plan(new)
+
+
+def _bare_amendment(old: Slots, new: Slots) -> bool:
+    """ "And in NVFP4?": an amendment that names no model. Short turns like these carry no domain word, so
+    they read as out of scope on their own; one that names a model is a question of its own."""
+    return not _names_model(new) and _amends_last_plan(old, new)
 
 
 def _changes_plan(slots: Slots) -> bool:

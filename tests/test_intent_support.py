@@ -385,15 +385,6 @@ def test_a_precision_asked_for_names_that_precisions_benchmark_recipes_for_the_g
     assert precision_variants(catalog, library, "nvfp4", "h100") == []  # none written for H100 in NVFP4
 
 
-def test_a_bare_precision_follow_up_amends_the_last_plan() -> None:
-    conv = Conversation()
-    conv.update(hear("Pretrain DeepSeek-V3 on 256 B200 GPUs"), text="Pretrain DeepSeek-V3 on 256 B200 GPUs")
-    slots = conv.update(hear("and in NVFP4?"), text="and in NVFP4?")
-    assert (slots.intent, slots.model_stem, slots.precision, slots.num_gpus) == (
-        "recommend", "deepseek_v3", "nvfp4", 256,
-    )  # fmt: skip
-
-
 def test_the_first_of_two_named_models_is_the_one_asked_about() -> None:
     question = "Pretrain Qwen3 4B from scratch; it looks like Qwen2.5 7B, can I reuse that recipe?"
     slots = hear(question, "0.5.1")

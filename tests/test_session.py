@@ -46,16 +46,16 @@ def test_chinese_follow_up_switches_language() -> None:
     assert slots.language == "zh"
 
 
-@pytest.mark.parametrize("follow_up", ["and in NVFP4?", "in FP8?"])
-def test_a_bare_precision_follow_up_amends_the_last_plan(follow_up: str) -> None:
+@pytest.mark.parametrize(("follow_up", "precision"), [("and in NVFP4?", "nvfp4"), ("in FP8?", "fp8cs")])
+def test_a_bare_precision_follow_up_amends_the_last_plan(follow_up: str, precision: str) -> None:
     _, slots = talk("Pretrain DeepSeek-V3 on 256 B200 GPUs", follow_up)
-    assert (slots.intent, slots.model_stem, slots.num_gpus, slots.gpu_type) == (
+    assert (slots.intent, slots.model_stem, slots.num_gpus, slots.gpu_type, slots.precision) == (
         "recommend",
         "deepseek_v3",
         256,
         "b200",
+        precision,
     )
-    assert slots.precision in ("nvfp4", "fp8cs", "fp8")
 
 
 def test_a_bare_precision_with_nothing_planned_is_not_a_plan() -> None:
