@@ -6,9 +6,9 @@ module) or from the catalog's launcher table. Identifiers stay verbatim in both 
 
 from __future__ import annotations
 
-from assistant.catalog import forward_step_of
 from assistant.compose_recipe import recipe_call_lines
 from assistant.messages import Localized, msg, words
+from assistant.planning.search import HEADROOM, has_room
 from assistant.recommend import CLEARLY_FASTER, PLAN_KEYS, SMOKE_TEST_STEM, Recommendation, exact_recipe
 from assistant.records import Catalog, Citation, Hit
 from assistant.rules.commands import choose_dataset
@@ -148,7 +148,7 @@ def _commands_section(rec: Recommendation, lang: str) -> list[str]:
     lines: list[str] = []
     if rec.dataset:
         dataset = f"`{rec.dataset}`"
-    elif rec.recipe and (rec.arch.diffusion is not None if rec.arch else forward_step_of(rec.recipe.name)):
+    elif rec.recipe and rec.own_data:
         dataset = t("own_data", lang)  # a diffusion, audio or omni recipe: the recommender set no preset
     else:
         dataset = t("no_dataset", lang)
@@ -303,8 +303,6 @@ def _nearest_lines(rec: Recommendation, lang: str) -> list[str]:
 
 def _peak_with_room(memory, lang: str) -> str:
     """Peak of usable memory ("about 75.0 GB of 84.9 GB"), with "tight" when less than HEADROOM is left."""
-    from assistant.planning.search import HEADROOM, has_room
-
     peak, usable = _fmt_bytes(memory.peak_bytes), _fmt_bytes(memory.usable_bytes)
     if has_room(memory):
         return words(lang, "compose.peak.room", peak=peak, usable=usable)

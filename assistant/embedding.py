@@ -127,6 +127,7 @@ def export_onnx(model_path: str, cache_dir: Path) -> Path:
                 dynamo=False,
             )
         shutil.copyfile(source / "tokenizer.json", staging / "tokenizer.json")
+        # lazy: sentence-transformers (and torch) loads only on this path (start-up time)
         import sentence_transformers
 
         manifest = {
@@ -156,6 +157,7 @@ class OnnxEncoder:
     runtime = "onnx"
 
     def __init__(self, export: Path, threads: int):
+        # lazy: onnxruntime loads only on this path (start-up time)
         import onnxruntime
         from tokenizers import Tokenizer
 

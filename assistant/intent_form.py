@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from assistant.bounds import MAX_GPUS
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase
 from assistant.records import RecipeRecord, Slots
 from assistant.rules.upstream import batch, expert_world
 from assistant.rules.versions import version_key
@@ -206,8 +206,8 @@ def conversion_need(record: RecipeRecord, version: str, lang: str) -> str:
     )
 
 
-def load_conversion() -> dict[str, Any]:
-    return knowledge_base().json("conversion.json")
+def load_conversion(kb: KnowledgeBase) -> dict[str, Any]:
+    return kb.json("conversion.json")
 
 
 def _holds(rows: Sequence[dict[str, Any]], version: str) -> dict[str, Any] | None:

@@ -1,11 +1,8 @@
-"""Memoise pure computations that a long-running front end repeats: the layout search per its inputs, and
-what is derived from one loaded catalog.
+"""Memoise pure computations that a long-running front end repeats: a function per its arguments' content
+(the layout search, assistant/planning/cached.py), and what is derived from one loaded catalog.
 
-The layout search (`assistant/planning/search.py`) is a pure function of its arguments and of the
-knowledge base it reads (the settings' one, loaded once per directory), and costs 0.2 to 1.5 s; the same
-question asked again, or another question on the same model and cluster, needs the same answer. The key is
-the arguments' content (records by their JSON), so equal inputs hit however they were built; callers get a
-deep copy, so nothing one answer does to its result reaches another.
+The key is the arguments' content (records by their JSON, a KnowledgeBase by identity), so equal inputs hit
+however they were built; callers get a deep copy, so nothing one answer does to its result reaches another.
 """
 
 from __future__ import annotations
@@ -19,8 +16,6 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-
-from assistant.kb import knowledge_base
 
 Result = TypeVar("Result")
 SEARCH_ENTRIES = 256  # distinct (model, cluster, run) inputs kept; each result is a few layouts
@@ -45,25 +40,24 @@ def _content_key(value: Any) -> Any:
 
 
 def memoised_by_content(function: Callable[..., Result]) -> Callable[..., Result]:
-    """`function` memoised per (settings' knowledge base, argument content); least recently used out."""
-    entries: OrderedDict[Any, tuple[Any, Result]] = OrderedDict()
+    """`function` memoised per argument content; least recently used out."""
+    entries: OrderedDict[Any, Result] = OrderedDict()
     lock = threading.Lock()
 
     @wraps(function)
     def memoised(*args: Any, **kwargs: Any) -> Result:
-        kb = knowledge_base()
         try:
-            key = (id(kb), _content_key(args), _content_key(kwargs))
+            key = (_content_key(args), _content_key(kwargs))
         except _Unkeyable:
             return function(*args, **kwargs)
         with lock:
             hit = entries.get(key)
-            if hit is not None and hit[0] is kb:
+            if hit is not None:
                 entries.move_to_end(key)
-                return copy.deepcopy(hit[1])
+                return copy.deepcopy(hit)
         value = function(*args, **kwargs)
         with lock:
-            entries[key] = (kb, value)
+            entries[key] = value
             while len(entries) > SEARCH_ENTRIES:
                 entries.popitem(last=False)
         return copy.deepcopy(value)
@@ -95,12 +89,3 @@ def per_object(function: Callable[[Any], Result]) -> Callable[[Any], Result]:
         return value
 
     return memoised
-
-
-def _search_functions() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    from assistant.planning import search
-
-    return memoised_by_content(search.nearest_fit), memoised_by_content(search.search_layouts)
-
-
-nearest_fit, search_layouts = _search_functions()

@@ -9,7 +9,7 @@ HF keys map to Megatron TransformerConfig names the way Megatron-Bridge's CONFIG
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from assistant.errors import UserError
 from assistant.estimate.dit import dit_total_params
 from assistant.estimate.shapes import mamba_mixer_params
-from assistant.kb import KnowledgeBase, knowledge_base
+from assistant.kb import KnowledgeBase
 from assistant.records import ModelArch, RecipeRecord
 
 # Nested keys under which multimodal configs keep their language model, outermost first
@@ -406,18 +406,18 @@ def load_local_config(path: str | Path, hf_model_id: str | None = None) -> Model
 # ------------------------------------------------------------------ bundled catalog
 
 
-def models_dir(kb: KnowledgeBase | None = None) -> Path:
-    return (kb or knowledge_base()).models_dir
+def models_dir(kb: KnowledgeBase) -> Path:
+    return kb.models_dir
 
 
-def all_model_archs(kb: KnowledgeBase | None = None) -> list[ModelArch]:
+def all_model_archs(kb: KnowledgeBase) -> list[ModelArch]:
     """Every bundled architecture, sorted by HF id."""
-    return sorted((kb or knowledge_base()).model_archs.values(), key=lambda a: a.hf_model_id.lower())
+    return sorted(kb.model_archs.values(), key=lambda a: a.hf_model_id.lower())
 
 
-def architecture_gap(record: RecipeRecord, kb: KnowledgeBase | None = None) -> str | None:
+def architecture_gap(record: RecipeRecord, kb: KnowledgeBase) -> str | None:
     """Why a recipe's model has no architecture record (knowledge_base/architecture_gaps.json), or None."""
-    gaps = (kb or knowledge_base()).architecture_gaps
+    gaps = kb.architecture_gaps
     if record.name in gaps["recipes"]:
         return gaps["recipes"][record.name]
     if record.hf_model_id and record.hf_model_id.lower() in gaps["models"]:
@@ -425,9 +425,9 @@ def architecture_gap(record: RecipeRecord, kb: KnowledgeBase | None = None) -> s
     return gaps["providers"].get(str(record.fields.get("model._target_") or ""))
 
 
-def load_model_arch(hf_model_id: str, kb: KnowledgeBase | None = None) -> ModelArch | None:
+def load_model_arch(hf_model_id: str, kb: KnowledgeBase) -> ModelArch | None:
     """Bundled architecture of an HF id (case-insensitive), or None when we do not ship it."""
-    return (kb or knowledge_base()).model_archs.get(hf_model_id.strip().lower())
+    return kb.model_archs.get(hf_model_id.strip().lower())
 
 
 # ---------------------------------------------------------------- Megatron TransformerConfig fields
@@ -569,8 +569,8 @@ def bundled_twin(record: RecipeRecord, archs: Iterable[ModelArch]) -> ModelArch 
     return twin.model_copy(update={"source": note})
 
 
-def recipe_arch(record: RecipeRecord, lookup: Callable[[str], ModelArch | None]) -> ModelArch | None:
+def recipe_arch(record: RecipeRecord, kb: KnowledgeBase) -> ModelArch | None:
     """The bundled architecture of the recipe's Hugging Face model, else the one it defines inline, else the
     bundled model whose dimensions the inline definition repeats."""
-    found = lookup(record.hf_model_id) if record.hf_model_id else None
-    return found or arch_from_recipe_fields(record) or bundled_twin(record, all_model_archs())
+    found = load_model_arch(record.hf_model_id, kb) if record.hf_model_id else None
+    return found or arch_from_recipe_fields(record) or bundled_twin(record, all_model_archs(kb))

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase
 from assistant.model_names import split_recipe_name
 from assistant.records import Catalog, RecipeRecord, Slots
 from assistant.understand import normalise, rx
@@ -41,8 +41,8 @@ class QuickPick:
     note: str | None = None
 
 
-def load_table() -> dict[str, Any]:
-    return knowledge_base().json("quick_reference.json")
+def load_table(kb: KnowledgeBase) -> dict[str, Any]:
+    return kb.json("quick_reference.json")
 
 
 def quick_intent(text: str, slots: Slots) -> str | None:

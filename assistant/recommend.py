@@ -20,11 +20,11 @@ from assistant.estimate.features import features_from_fields
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
 from assistant.estimate.throughput import ThroughputEstimate, TrackRecord, estimate_throughput
-from assistant.kb import knowledge_base
-from assistant.memo import nearest_fit, search_layouts
+from assistant.kb import KnowledgeBase
 from assistant.messages import msg
 from assistant.model_names import split_recipe_name, stem_info
 from assistant.models import recipe_arch
+from assistant.planning.cached import nearest_fit, search_layouts
 from assistant.planning.fit import reduces_grads_in_fp32
 from assistant.planning.resize import resize
 from assistant.planning.search import NearestFit, RankedLayout
@@ -99,6 +99,7 @@ class Recommendation:
     peft_alternative: Recommendation | None = None  # full fine-tuning does not fit here; LoRA does
     # The plan does not fit but another layout on the same GPUs does: the commands launch that one.
     launch_layout: RankedLayout | None = None
+    own_data: bool = False  # a diffusion, audio or omni recipe: it trains on its own data config, no preset
     precision: str | None = None  # what the run trains in: the recipe's, or the one the user asked for
     smoke_shrunk: bool = False  # a smoke test that did not fit at its defaults, shortened to fit
 
@@ -418,6 +419,7 @@ def estimate_run(
     rec: Recommendation,
     mode: str | None,
     *,
+    kb: KnowledgeBase,
     recompute: str | None = "recipe",
     search: bool = False,
     fastest: bool = False,
@@ -428,7 +430,7 @@ def estimate_run(
     if rec.arch is None or rec.cluster is None or rec.recipe is None or unmodelled_reason(rec.arch):
         return
     record, cluster = rec.recipe, rec.cluster
-    hw = knowledge_base().gpu_spec(cluster.gpu_type)
+    hw = kb.gpu_spec(cluster.gpu_type)
     seq = rec.slots.seq_length or record.seq_length or 4096
     gbs = rec.plan.gbs if rec.plan else (record.global_batch_size or cluster.num_gpus)
     common = {
@@ -437,9 +439,9 @@ def estimate_run(
         "precision": rec.precision or record.precision or "bf16",
     }
     features = features_from_fields(record.fields)
-    calibration = knowledge_base().calibration
+    calibration = kb.calibration
     rec.speed_error = calibration.median_error
-    track = knowledge_base().track_record(rec.arch.hf_model_id, common["precision"])
+    track = kb.track_record(rec.arch.hf_model_id, common["precision"])
     rec.speed_track = track if track and track.known_bias(calibration.median_error) else None
     if rec.plan is not None:
         run = RunSettings(
@@ -454,17 +456,18 @@ def estimate_run(
     # The recipe's layout was chosen for its own GPU count and type; on other GPUs the search may beat it.
     resized = record.kind == "library" and not record.written_for(cluster)
     # The search sizes gradients as the recipe reduces them (bf16 in many recipes, fp32 by default).
-    grads_fp32 = reduces_grads_in_fp32(record.fields, rec.version, knowledge_base())
+    grads_fp32 = reduces_grads_in_fp32(record.fields, rec.version, kb)
     if turn_budget.spent():
         return
     if rec.nearest is None and (no_fit or plan_does_not_fit) and not search:
         rec.nearest = nearest_fit(
             rec.arch, cluster, global_batch_size=gbs, version=rec.version, features=features,
-            grad_reduce_in_fp32=grads_fp32, **common,
+            grad_reduce_in_fp32=grads_fp32, kb=kb, **common,
         )  # fmt: skip
     elif rec.plan and (search or resized or fastest):
         found = search_layouts(rec.arch, cluster, global_batch_size=gbs, version=rec.version, top_k=1,
-                               features=features, grad_reduce_in_fp32=grads_fp32, **common)  # fmt: skip
+                               features=features, grad_reduce_in_fp32=grads_fp32, kb=kb,
+                               **common)  # fmt: skip
         # A user's own layout that does not fit gets the search's best whatever its speed.
         if found and ((search and plan_does_not_fit) or _clearly_faster(found[0], rec.speed)):
             rec.faster = found[0]
@@ -500,7 +503,9 @@ def _clearly_faster(layout: RankedLayout, speed: ThroughputEstimate | None) -> b
     )
 
 
-def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str | None) -> list[Finding]:
+def requested_dataset_findings(
+    rec: Recommendation, catalog: Catalog, mode: str | None, kb: KnowledgeBase
+) -> list[Finding]:
     """When the user asked for a preset we could not use (e.g. `mock` for SFT in 0.6.0), say why."""
     requested = rec.slots.dataset
     if not requested or requested == rec.dataset or rec.recipe is None or rec.cluster is None:
@@ -512,7 +517,7 @@ def requested_dataset_findings(rec: Recommendation, catalog: Catalog, mode: str 
         rec.cluster,
         catalog.version,
         catalog.launcher,
-        gpu=knowledge_base().gpu_spec(rec.cluster.gpu_type),
+        gpu=kb.gpu_spec(rec.cluster.gpu_type),
     )
     return [f for f in found if f.id == "mode-dataset"]
 
@@ -539,14 +544,16 @@ def cluster_for(slots: Slots, record: RecipeRecord | None) -> Cluster | None:
     return Cluster(num_gpus=count, gpu_type=gpu_type, gpus_per_node=per_node)
 
 
-def peft_alternative(rec: Recommendation, catalog: Catalog, arch_of: ArchLookup) -> Recommendation | None:
+def peft_alternative(
+    rec: Recommendation, catalog: Catalog, arch_of: ArchLookup, kb: KnowledgeBase
+) -> Recommendation | None:
     """When full SFT does not fit the user's GPUs, the same model's LoRA recipe on the same GPUs, if that
     one fits and runs (the guide's advice for e.g. Qwen3 30B-A3B on 4 GPUs)."""
     slots = rec.slots
     does_not_fit = any(f.id == "does-not-fit" for f in rec.findings)
     if slots.goal != "sft" or not does_not_fit or slots.overrides:
         return None
-    lora = recommend(slots.model_copy(update={"goal": "peft"}), catalog, arch_of)
+    lora = recommend(slots.model_copy(update={"goal": "peft"}), catalog, arch_of, kb)
     if lora.plan is None or not lora.commands.torchrun or lora.recipe is None or lora.recipe.mode != "peft":
         return None
     return lora
@@ -564,8 +571,8 @@ def _selection(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Selection
     return select_recipe(catalog, slots, arch_of)
 
 
-def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommendation:
-    """Choose, size, check and build commands for one request (pure: lookups are passed in)."""
+def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup, kb: KnowledgeBase) -> Recommendation:
+    """Choose, size, check and build commands for one request (pure: lookups and data are passed in)."""
     selection = _selection(slots, catalog, arch_of)
     named_for_one_gpu = selection is not None and selection.record.encoded_gpus == 1
     if (
@@ -588,7 +595,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         return rec
     rec.selection = selection
     record = selection.record
-    rec.arch = recipe_arch(record, arch_of)
+    rec.arch = recipe_arch(record, kb)
     if selection.match == "similar-architecture" and slots.hf_model_id:
         rec.arch = arch_of(slots.hf_model_id) or rec.arch
     rec.cluster = cluster_for(slots, record)
@@ -597,7 +604,8 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         rec.selection = Selection(record, selection.match, selection.asked_stem)
     mode = slots.goal or record.mode
     # A diffusion recipe (Wan) trains on its own data config, like a recipe with no architecture record.
-    own_data = rec.arch.diffusion is not None if rec.arch else bool(forward_step_of(record.name))
+    own_data = rec.arch.diffusion is not None if rec.arch else bool(forward_step_of(record.name, kb))
+    rec.own_data = own_data
     if record.kind == "library" and not own_data:
         rec.dataset = dataset_for(slots.dataset, catalog, mode, is_vlm=bool(rec.arch and rec.arch.is_vlm))
     elif record.kind == "library" and slots.dataset:
@@ -606,7 +614,7 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
     if rec.cluster is None:
         return rec
     # A precision the GPUs cannot run is reported, and the recipe's own precision kept.
-    gpu = knowledge_base().gpu_spec(rec.cluster.gpu_type)
+    gpu = kb.gpu_spec(rec.cluster.gpu_type)
     unsupported = precision_finding(
         slots.precision, rec.cluster.gpu_type, gpu, kept=record.precision or "bf16"
     )
@@ -625,15 +633,16 @@ def recommend(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Recommenda
         slots.seq_length,
         user_overrides=requested | typed_overrides(slots),
         version=catalog.version,
+        kb=kb,
     )
     rec.plan, rec.overrides, rec.fit = result.plan, list(result.overrides), result.fit
-    rec.findings = list(result.findings) + requested_dataset_findings(rec, catalog, mode)
+    rec.findings = list(result.findings) + requested_dataset_findings(rec, catalog, mode, kb)
     rec.findings += [unsupported] if unsupported else []
     rec.precision = (result.config.precision if result.config else None) or record.precision
     rec.nearest = result.nearest
-    estimate_run(rec, mode, fastest=bool(slots.wants_fastest))
+    estimate_run(rec, mode, kb=kb, fastest=bool(slots.wants_fastest))
     if rec.plan is None:
-        rec.peft_alternative = peft_alternative(rec, catalog, arch_of)
+        rec.peft_alternative = peft_alternative(rec, catalog, arch_of, kb)
         return rec  # no launch command for a layout that cannot run
     if not record.reachable:
         return rec  # the launcher cannot look the name up: no command (compose says why)

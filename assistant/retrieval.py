@@ -245,6 +245,7 @@ def make_retriever(settings: Settings | None = None) -> HybridRetriever:
     (ingest keeps the current and the previous one): it reads the pointer again, once, and opens the new
     one. Anything else that makes the index unreadable raises IndexUnavailable.
     """
+    # lazy: chromadb loads when an index is opened, not when this module is imported
     from assistant.vectorstore import IndexUnavailable, current_generation
 
     settings = settings or get_settings()

@@ -30,6 +30,7 @@ from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, wh
 from assistant.errors import UserError
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
+from assistant.memo import per_object
 from assistant.messages import msg, words
 from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
@@ -48,7 +49,7 @@ from assistant.recommend import (
     select_recipe,
     typed_overrides,
 )
-from assistant.records import Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
+from assistant.records import Catalog, Cluster, Finding, Hit, ModelArch, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, precision_finding, precision_label, validate
@@ -77,17 +78,23 @@ EXAMPLES = {lang: [words(lang, f"service.example.{n}") for n in (1, 2, 3)] for l
 
 @dataclass(frozen=True)
 class VersionContext:
+    """What a turn reads for one version: its catalog, the model names it knows, and the knowledge base."""
+
     catalog: Catalog
     stems: dict[str, str | None]
     index: StemIndex
+    kb: KnowledgeBase
+
+    def arch_of(self, hf_id: str | None) -> ModelArch | None:
+        return load_model_arch(hf_id, self.kb) if hf_id else None
 
 
 @lru_cache(maxsize=8)
-def version_context(version: str) -> VersionContext:
-    catalog = catalogs.load_catalog(version)
+def version_context(version: str, kb: KnowledgeBase) -> VersionContext:
+    catalog = catalogs.load_catalog(version, kb)
     stems = known_stems(catalog)
     hf_ids = {stem: hf for stem, hf in stems.items() if hf}
-    return VersionContext(catalog, stems, StemIndex.build(list(stems), hf_ids))
+    return VersionContext(catalog, stems, StemIndex.build(list(stems), hf_ids), kb)
 
 
 def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> Slots:
@@ -95,7 +102,7 @@ def hear(text: str, ctx: VersionContext, conversation: Conversation | None) -> S
     raises before it changes the memory, so the conversation goes on as it was."""
     slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
     check_seq_len(slots.seq_length)
-    check_named_recipes(text, ctx.catalog.version, slots.model_text)
+    check_named_recipes(text, ctx, slots.model_text)
     return conversation.update(slots, text=text) if conversation is not None else slots
 
 
@@ -105,7 +112,7 @@ def _version_choice(
     """The shared resolver on this turn: the version its text (or the conversation) names wins over
     the caller's; a question comparing two versions keeps the caller's."""
     picked = selected_choice(selected, kb)  # a bad flag or dropdown value is refused before the text is read
-    slots = hear(_clip(question), version_context(picked.version), None)
+    slots = hear(_clip(question), version_context(picked.version, kb), None)
     named = slots.version or (conversation.slots.version if conversation else None)
     if slots.other_version:
         named = None
@@ -127,6 +134,7 @@ def _with_notices(answer: Answer, notices: tuple[turn_budget.Notice, ...]) -> An
 
 def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[Hit]:
     """Guide passages to cite; an absent index only costs the citations, never the answer."""
+    # lazy: the retriever stack (Chroma, BM25, embeddings) loads at the first lookup, not when none is cited
     from assistant.retrieval import make_retriever
 
     if turn_budget.spent():
@@ -147,7 +155,7 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
         turn_budget.notice(RETRIEVAL_FAILED)
         return []
     hits = relevant(settings, query, hits, version, strict=False)
-    catalog = catalogs.load_catalog(version)
+    catalog = catalogs.load_catalog(version, knowledge_base(settings))
     return [
         h.model_copy(
             update={
@@ -160,12 +168,11 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
     ]
 
 
-def _moe_named(question: str, version: str) -> bool | None:
+def _moe_named(question: str, ctx: VersionContext) -> bool | None:
     """Whether the model the question names is an MoE (None: no model named, or its architecture unknown)."""
-    ctx = version_context(version)
     found = match_model(question, ctx.index)
     stems = ([found.stem] if found.stem else list(found.candidates)) if found else []
-    archs = [load_model_arch(hf) for hf in (ctx.stems.get(stem) for stem in stems) if hf]
+    archs = [ctx.arch_of(hf) for hf in (ctx.stems.get(stem) for stem in stems) if hf]
     if not archs or None in archs:
         return None
     return any(arch.num_moe_experts for arch in archs)
@@ -174,7 +181,8 @@ def _moe_named(question: str, version: str) -> bool | None:
 def relevant(settings: Settings, question: str, hits: list[Hit], version: str, *, strict: bool) -> list[Hit]:
     """The passages about the question's model, kind of model and (`strict`) topic (assistant/relevance)."""
     table = load_topics(settings.knowledge_base)
-    focus = focus_of(question, table, moe=_moe_named(question, version))
+    ctx = version_context(version, knowledge_base(settings))
+    focus = focus_of(question, table, moe=_moe_named(question, ctx))
     screened = screen(hits, focus, table, strict=strict)
     for source, reason in screened.dropped:
         log.info("not cited: %s (%s)", source, reason)
@@ -202,7 +210,7 @@ def _abstain_line(settings: Settings, question: str, version: str, lang: str) ->
 
 def _topic_lead(settings: Settings, text: str, slots: Slots, hits: list[Hit], version: str, lang: str) -> str:
     """Own sentences naming the topic, release and model before the quotes (assistant/topic_answer)."""
-    names = catalog_names(version)
+    names = catalog_names(catalogs.load_catalog(version, knowledge_base(settings)))
     if slots.recipe_name and slots.recipe_name in names:
         entity = f"`{slots.recipe_name}`"
     else:
@@ -224,30 +232,31 @@ RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transf
 
 def sanitize(text: str, catalog: Catalog) -> str:
     """Quoted passages may come from a user's documents: a recipe name the catalog lacks is not repeated."""
-    names = catalog_names(catalog.version)
+    names = catalog_names(catalog)
     return RECIPE_NAME.sub(lambda m: m.group(0) if m.group(0) in names else "[unverified recipe name]", text)
 
 
-@lru_cache(maxsize=8)
-def catalog_names(version: str) -> frozenset[str]:
-    recipes = catalogs.load_catalog(version).recipes
-    return frozenset(name for r in recipes for name in (r.name, r.canonical))
+@per_object
+def catalog_names(catalog: Catalog) -> frozenset[str]:
+    return frozenset(name for r in catalog.recipes for name in (r.name, r.canonical))
 
 
 # A recipe-like name: "llama3_8b_sft_config" (a digit in it), not "model_config".
 RECIPE_LIKE = re.compile(r"\b[a-z][a-z0-9_]*\d[a-z0-9_]*_config\b")
 
 
-def check_named_recipes(text: str, version: str, model_text: str | None) -> None:
+def check_named_recipes(text: str, ctx: VersionContext, model_text: str | None) -> None:
     """A recipe name the question asks about that no bundled version has is never matched to a neighbour
     (and called an exact match): it is refused with the closest names of this version. A name quoted
     beside another model ("the docs say: use gpt5_1t_pretrain_config. Which recipe for Qwen3 8B?") is
     not what is asked about, and is left to the planner, which never uses it."""
-    known = frozenset().union(*(catalog_names(v) for v in catalogs.available_versions()))
+    kb, version = ctx.kb, ctx.catalog.version
+    catalogs_here = (catalogs.load_catalog(v, kb) for v in catalogs.available_versions(kb))
+    known = frozenset().union(*(catalog_names(catalog) for catalog in catalogs_here))
     model = re.sub(r"\W+", "_", (model_text or "").lower()).strip("_")
     for name in dict.fromkeys(RECIPE_LIKE.findall(text)):
         if name not in known and (not model or model in name):
-            catalogs.resolve_recipe(name, version=version)  # raises, naming the closest recipes
+            catalogs.resolve_recipe(name, version=version, kb=kb)  # raises, naming the closest recipes
 
 
 # ---------------------------------------------------------------- answers per intent
@@ -262,7 +271,7 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     named = slots.model_text or slots.hf_model_id or slots.recipe_name or ""
     near = candidate_stems(named, list(ctx.stems)) if named else []
     listed = ", ".join(f"`{s}`" for s in near[:8])
-    if slots.hf_model_id and load_model_arch(slots.hf_model_id) is None:
+    if slots.hf_model_id and ctx.arch_of(slots.hf_model_id) is None:
         # The id was given, so asking for it again would repeat the last reply.
         text = words(
             lang,
@@ -299,7 +308,7 @@ def _passages_answer(hits: list[Hit], lang: str, intro: str) -> str:
 def _validate_answer(
     slots: Slots, ctx: VersionContext, lang: str, text: str
 ) -> tuple[str, Recommendation | None]:
-    selection = select_recipe(ctx.catalog, slots, lambda hf: load_model_arch(hf) if hf else None)
+    selection = select_recipe(ctx.catalog, slots, ctx.arch_of)
     if selection is None:
         return "", None
     record = selection.record
@@ -313,7 +322,7 @@ def _validate_answer(
         count = -(-cluster.num_gpus // model_parallel) * model_parallel
         cluster = cluster.model_copy(update={"num_gpus": count})
         sized = words(lang, "service.validate.assumed_gpus", model_parallel=model_parallel, count=count)
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, ctx.kb)
     findings = (
         validate(
             config,
@@ -321,7 +330,7 @@ def _validate_answer(
             cluster,
             ctx.catalog.version,
             ctx.catalog.launcher,
-            gpu=knowledge_base().gpu_spec(cluster.gpu_type),
+            gpu=ctx.kb.gpu_spec(cluster.gpu_type),
         )
         if cluster
         else []
@@ -351,13 +360,13 @@ def _validate_answer(
             num_gpus=cluster.num_gpus, tp=config.tp, pp=config.pp, cp=config.cp, mbs=config.micro_batch_size,
             gbs=config.global_batch_size, vp=config.vp, ep=config.ep, etp=config.etp, sp=config.sp,
         )  # fmt: skip
-        rec.fit = estimate_fit(record, arch, rec.plan, cluster, config, kb=knowledge_base())
+        rec.fit = estimate_fit(record, arch, rec.plan, cluster, config, kb=ctx.kb)
         if asks_about_speed(text):
-            estimate_run(rec, config.mode, recompute=config.recompute_granularity, search=True)
+            estimate_run(rec, config.mode, kb=ctx.kb, recompute=config.recompute_granularity, search=True)
             diagnosis = speed_diagnosis_lines(rec, lang)
         else:
             if rec.fit.status == "does-not-fit":  # the nearest layout that fits, here or on more GPUs
-                estimate_run(rec, config.mode, recompute=config.recompute_granularity)
+                estimate_run(rec, config.mode, kb=ctx.kb, recompute=config.recompute_granularity)
             diagnosis = fit_diagnosis_lines(rec, lang)
         if rec.fit.status == "does-not-fit" and not rec.fit.tight:
             head += words(lang, "service.validate.does_not_fit")
@@ -366,13 +375,14 @@ def _validate_answer(
     return "\n\n".join(part for part in parts if part), rec
 
 
-def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
+def _stated_findings(slots: Slots, text: str, ctx: VersionContext) -> list[Finding]:
     """The rules that need no model, on the values a question states without naming one ("packed SFT with
     micro_batch_size=4?"): only findings whose fix changes a key the user set, since everything else about
     an unnamed model and cluster is unknown."""
     stated = typed_overrides(slots)
     if not stated or slots.model_stem or slots.hf_model_id or slots.recipe_name:
         return []
+    version = ctx.catalog.version
     record = RecipeRecord(
         name="your config", canonical="your config", version=version, kind="library", family="",
         source=SourceRef(path="", line=0), mode=slots.goal, packed_sequence=mentions_packing(text),
@@ -383,20 +393,20 @@ def _stated_findings(slots: Slots, text: str, version: str) -> list[Finding]:
     cluster = Cluster(num_gpus=math.lcm(dense, expert))
     return [
         f
-        for f in validate(config, None, cluster, version, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
+        for f in validate(config, None, cluster, version, gpu=ctx.kb.gpu_spec(cluster.gpu_type))
         if f.fix and {item.split("=", 1)[0] for item in f.fix.split()} & set(stated)
     ]
 
 
-def _compare_answer(slots: Slots, lang: str) -> str:
+def _compare_answer(slots: Slots, lang: str, kb: KnowledgeBase) -> str:
     named = (slots.version, slots.other_version)
-    versions = [selected_choice(v, knowledge_base()).version for v in named if v]
+    versions = [selected_choice(v, kb).version for v in named if v]
     if len(versions) < 2:
         return clarifying_question(["versions"], lang)
     rows = []
     for version in versions:
-        ctx = version_context(version)
-        selection = select_recipe(ctx.catalog, slots, lambda hf: load_model_arch(hf) if hf else None)
+        ctx = version_context(version, kb)
+        selection = select_recipe(ctx.catalog, slots, ctx.arch_of)
         presets = ", ".join(p.name for p in ctx.catalog.launcher.dataset_presets) or "-"
         if selection is None:
             rows.append(f"| {version} | - | - | {presets} |")
@@ -415,7 +425,7 @@ def _conversation_context(answer: Answer, slots: Slots, ctx: VersionContext, lan
     if not (slots.model_stem or slots.recipe_name):
         return ""
     remembered = slots.model_copy(update={"intent": "recommend"})
-    rec = recommend(remembered, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
+    rec = recommend(remembered, ctx.catalog, ctx.arch_of, ctx.kb)
     if rec.recipe is None:
         return ""
     answer.recipe, answer.dataset, answer.commands = rec.recipe, rec.dataset, rec.commands
@@ -438,17 +448,19 @@ def _quick_pick(
     """The version's quick-reference pick for a question that names only an intent; the conversation
     remembers it, so "what if 64 GPUs?" or "why?" continue from it."""
     intent = quick_pick.quick_intent(text, slots)
-    chosen = quick_pick.pick(intent, ctx.catalog, quick_pick.load_table()) if intent else None
+    chosen = quick_pick.pick(intent, ctx.catalog, quick_pick.load_table(ctx.kb)) if intent else None
     if chosen is not None and conversation is not None:
         conversation.slots = quick_pick.apply(conversation.slots, chosen)
     return chosen
 
 
-def _no_quick_pick(intent: str, version: str, lang: str) -> str:
+def _no_quick_pick(intent: str, ctx: VersionContext, lang: str) -> str:
     """The table has the intent but this version's catalog has none of its recipes (diffusion in 0.3.1)."""
-    table = quick_pick.load_table()
+    table, version = quick_pick.load_table(ctx.kb), ctx.catalog.version
     having = [
-        v for v in catalogs.available_versions() if quick_pick.pick(intent, catalogs.load_catalog(v), table)
+        v
+        for v in catalogs.available_versions(ctx.kb)
+        if quick_pick.pick(intent, catalogs.load_catalog(v, ctx.kb), table)
     ]
     listed = ", ".join(having) or "-"
     what = quick_pick.label(intent, lang)
@@ -464,41 +476,41 @@ def _support(text: str, slots: Slots, ctx: VersionContext, lang: str) -> str:
         text,
         ctx.catalog.version,
         lang,
-        support.load_table(),
+        support.load_table(ctx.kb),
         recipes=ctx.catalog.recipes,
         stems=stems,
         precision_check=lambda precision, gpu: precision_finding(
-            precision, gpu, knowledge_base().gpu_spec(gpu) if gpu else None
+            precision, gpu, ctx.kb.gpu_spec(gpu) if gpu else None
         ),
         presets=ctx.catalog.launcher.mixed_precision_presets,
     )
     return found.text if found else ""
 
 
-def _asks_feature(text: str) -> bool:
+def _asks_feature(text: str, kb: KnowledgeBase) -> bool:
     """A question naming a feature of the support table whose answer is a written row (not one computed
     from the recipe, as LoRA or FP8 are: the recommendation says those itself)."""
-    feature = support.match_feature(text, support.load_table())
+    feature = support.match_feature(text, support.load_table(kb))
     return feature is not None and not feature.get("computed")
 
 
 _ENDS_ASKING = re.compile(r"[?\uff1f]\s*$")  # a question mark, ASCII or full-width, ends the turn
 
 
-def _feature_text(text: str, conversation: Conversation | None) -> str | None:
+def _feature_text(text: str, conversation: Conversation | None, kb: KnowledgeBase) -> str | None:
     """The text whose support feature this turn is about: the turn itself, or, for a follow-up question that
     names no feature ("and which checkpoint format?"), the last feature question with it; None when it is
     about no feature. Remembers the turn when it names a feature, forgets it otherwise."""
     last = None
     if conversation is not None:
         last, conversation.feature_question = conversation.feature_question, None
-    if _asks_feature(text):
+    if _asks_feature(text, kb):
         if conversation is not None:
             conversation.feature_question = text
         return text
     if last and (is_question(text) or _ENDS_ASKING.search(text)):  # "and which format?" too
         together = f"{last} {text}"
-        return together if _asks_feature(together) else None
+        return together if _asks_feature(together, kb) else None
     return None
 
 
@@ -513,23 +525,24 @@ def _assume_gpus(slots: Slots, record: RecipeRecord) -> Slots:
     )
 
 
-def _smoke_slots(slots: Slots, record: RecipeRecord, catalog: Catalog) -> tuple[Slots, bool]:
+def _smoke_slots(slots: Slots, record: RecipeRecord, ctx: VersionContext) -> tuple[Slots, bool]:
     """Keep the smoke-test recipe; when its defaults do not fit, shorten the run (shorter sequence,
     recompute, few iterations) until the rule module's fit estimate says it fits, else keep the last try.
     True when the run was shortened. Only the fit is computed per try; the caller recommends once."""
-    arch, cluster = recipe_arch(record, load_model_arch), cluster_for(slots, record)
+    arch, cluster = recipe_arch(record, ctx.kb), cluster_for(slots, record)
     if arch is None or cluster is None:
         return slots, False
 
     def fits(candidate: Slots) -> bool:
         sized = resize(record, arch, cluster, candidate.goal or record.mode, candidate.seq_length,
-                       user_overrides=typed_overrides(candidate), version=catalog.version)  # fmt: skip
+                       user_overrides=typed_overrides(candidate), version=ctx.catalog.version,
+                       kb=ctx.kb)  # fmt: skip
         return sized.fit is not None and sized.fit.status == "fits" and not sized.fit.tight
 
     if fits(slots):
         return slots, False
     tried = slots
-    for step in quick_pick.smoke_steps(quick_pick.load_table()):
+    for step in quick_pick.smoke_steps(quick_pick.load_table(ctx.kb)):
         overrides = {**slots.overrides, **step["overrides"]}
         tried = slots.model_copy(update={"seq_length": step["seq_length"], "overrides": overrides})
         if fits(tried):
@@ -598,6 +611,10 @@ class _Turn:
     brief: bool = False  # one setup among several: its checklist and sources come once, with the whole
     quick: quick_pick.QuickPick | None = None  # no model named: the version's quick-reference pick
 
+    @property
+    def kb(self) -> KnowledgeBase:
+        return knowledge_base(self.settings)  # the settings' knowledge base, loaded once per directory
+
 
 def ask(
     question: str,
@@ -654,9 +671,9 @@ def _answer_turn(
     try:
         check_question(question)
         check_count_text(_clip(question))
-        choice = _version_choice(question, version, conversation, knowledge_base(turn.settings))
+        choice = _version_choice(question, version, conversation, turn.kb)
         base_version = choice.version
-        _refuse_unknown_keys(question, base_version)
+        _refuse_unknown_keys(question, version_context(base_version, turn.kb))
         return _with_version_note(_ask_turn(question, base_version, turn, conversation), choice)
     except UserError as error:
         answer_lang = "zh" if is_chinese(_clip(question)) else "en"
@@ -670,10 +687,10 @@ def _answer_turn(
         )
 
 
-def _refuse_unknown_keys(question: str, version: str) -> None:
+def _refuse_unknown_keys(question: str, ctx: VersionContext) -> None:
     """A KEY=VALUE in the question whose key this release's config lacks is refused, as in `check`."""
-    slots = hear(_clip(question), version_context(version), None)
-    check_override_keys(typed_overrides(slots), catalogs.load_catalog(version))
+    slots = hear(_clip(question), ctx, None)
+    check_override_keys(typed_overrides(slots), ctx.catalog)
 
 
 def _with_version_note(answer: Answer, choice: VersionChoice) -> Answer:
@@ -686,7 +703,8 @@ def _with_version_note(answer: Answer, choice: VersionChoice) -> Answer:
 
 
 def _ask_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
-    cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
+    ctx = version_context(base_version, turn.kb)
+    cases = split_cases(_clip(question), lambda piece: _is_setup(piece, ctx))
     check_setups(len(cases))
     if cases:
         answer = _ask_cases(question, cases, base_version, turn)
@@ -706,7 +724,7 @@ def _is_setup(text: str, ctx: VersionContext) -> bool:
 def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> Answer:
     """One answer per listed setup, each on its own slots, then the checklist and sources once."""
     text = _clip(question).strip()
-    ctx = version_context(version)
+    ctx = version_context(version, turn.kb)
     whole = hear(text, ctx, None)
     answer_lang = whole.language if turn.lang == "auto" else turn.lang
     each = replace(turn, lang=answer_lang, brief=True)
@@ -741,7 +759,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     text = _clip(question).strip()
     form = intent_form.classify(text)
     answer = _ask_routed(question, version, turn, conversation, form)
-    line = _form_line(text, form, answer, version_context(version))
+    line = _form_line(text, form, answer, version_context(version, turn.kb))
     if line:
         answer.answer_markdown = f"{line}\n\n{answer.answer_markdown}" if answer.answer_markdown else line
     return answer
@@ -752,13 +770,13 @@ def _form_line(text: str, form: intent_form.Form | None, answer: Answer, ctx: Ve
     first?", "import across GPUs?", "batch size divisible by?"); "" for every other question."""
     lang, version = answer.language, ctx.catalog.version
     if form == "why_allowed":
-        arch = _arch_of(ctx.stems.get(answer.slots.model_stem)) if answer.slots.model_stem else None
+        arch = ctx.arch_of(ctx.stems.get(answer.slots.model_stem)) if answer.slots.model_stem else None
         experts = arch.num_moe_experts if arch else None
         return intent_form.why_allowed([text], answer.slots, lang, experts)
     if form == "conversion_need" and answer.recipe is not None:
         return intent_form.conversion_need(answer.recipe, version, lang)
     if form == "distributed_import":
-        return intent_form.distributed_import(version, lang, intent_form.load_conversion())
+        return intent_form.distributed_import(version, lang, intent_form.load_conversion(ctx.kb))
     if form == "batch_divisible":
         return intent_form.batch_divisible(lang)
     return ""
@@ -769,7 +787,7 @@ def _ask_routed(
 ) -> Answer:
     settings = turn.settings
     text = _clip(question).strip()
-    ctx = version_context(version)
+    ctx = version_context(version, turn.kb)
     slots = hear(text, ctx, conversation)
     answer_lang = slots.language if turn.lang == "auto" else turn.lang
     answer = Answer(
@@ -784,7 +802,7 @@ def _ask_routed(
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     slots = _route(slots, text, ctx)
-    feature_text = _feature_text(text, conversation)
+    feature_text = _feature_text(text, conversation, ctx.kb)
     if slots.intent in ("troubleshoot", "validate") and form == "distributed_import":
         # "import_ckpt runs out of memory converting DeepSeek-V3: can it run over 8 GPUs?" is about the
         # conversion, not a training config to check: the form's answer and the guide's passages.
@@ -801,9 +819,9 @@ def _ask_routed(
         slots = quick_pick.apply(slots, chosen)
         turn = replace(turn, quick=chosen)
     elif (intent := quick_pick.quick_intent(text, slots)) and quick_pick.row_exists(
-        intent, ctx.catalog.version, quick_pick.load_table()
+        intent, ctx.catalog.version, quick_pick.load_table(ctx.kb)
     ):
-        answer.answer_markdown = _no_quick_pick(intent, ctx.catalog.version, answer_lang)
+        answer.answer_markdown = _no_quick_pick(intent, ctx, answer_lang)
         return answer
     answer.intent, answer.slots = slots.intent, slots
     if slots.intent == "greeting":
@@ -823,7 +841,7 @@ def _ask_routed(
             answer.answer_markdown = _abstain_line(settings, text, ctx.catalog.version, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
-    diagnosis = diagnose(slots, ctx.catalog, _arch_of) if slots.intent == "troubleshoot" else None
+    diagnosis = diagnose(slots, ctx.catalog, ctx.arch_of, ctx.kb) if slots.intent == "troubleshoot" else None
     if diagnosis is not None and diagnosis.config is not None:
         return _troubleshoot_answer(answer, diagnosis, text, ctx, answer_lang, settings)
     if slots.intent in ("explain", "troubleshoot"):
@@ -838,7 +856,7 @@ def _ask_routed(
         context = context or dataset_fact(slots.goal, text, ctx.catalog, answer_lang)
         context = "\n\n".join(c for c in (context, launcher_facts(text, ctx.catalog, answer_lang)) if c)
         context = "\n\n".join(c for c in (_support(text, slots, ctx, answer_lang), context) if c)
-        stated = _stated_findings(slots, text, ctx.catalog.version) if slots.intent == "explain" else []
+        stated = _stated_findings(slots, text, ctx) if slots.intent == "explain" else []
         answer.findings = stated
         context = "\n\n".join(c for c in ("\n".join(findings_lines(stated, answer_lang)), context) if c)
         multiple = sequence_multiple.answer_line(text, slots.overrides, answer_lang, seq=slots.seq_length)
@@ -858,7 +876,7 @@ def _ask_routed(
         )
         return answer
     if slots.intent == "compare_versions":
-        answer.answer_markdown = _compare_answer(slots, answer_lang)
+        answer.answer_markdown = _compare_answer(slots, answer_lang, ctx.kb)
         return answer
     if slots.intent == "validate":
         body, rec = _validate_answer(slots, ctx, answer_lang, text)
@@ -896,7 +914,7 @@ def _ask_routed(
             slots.overrides
             or slots.error_text
             or slots.features
-            or support.match_feature(text, support.load_table())
+            or support.match_feature(text, support.load_table(ctx.kb))
             or load_topics(settings.knowledge_base).named_in(text)
         )  # "Is DeepEP supported on GB200 for Qwen3?" asks about a feature, not about the model
         model_known = bool(slots.model_stem or family)
@@ -963,8 +981,8 @@ def _ask_routed(
     if turn.quick is not None:
         slots = _assume_gpus(slots, turn.quick.record)
         if turn.quick.intent == "first_try":
-            slots, shortened = _smoke_slots(slots, turn.quick.record, ctx.catalog)
-    rec = recommend(slots, ctx.catalog, lambda hf: load_model_arch(hf) if hf else None)
+            slots, shortened = _smoke_slots(slots, turn.quick.record, ctx)
+    rec = recommend(slots, ctx.catalog, ctx.arch_of, ctx.kb)
     rec.smoke_shrunk = shortened
     if rec.recipe is None:
         names_feature = is_question(text) and feature_text == text
@@ -990,10 +1008,6 @@ def _family_goal_recipes(catalog: Catalog, family: list[str], goal: str | None) 
 
 def _names_setup(slots: Slots) -> bool:
     return bool(slots.model_stem or slots.model_text or slots.recipe_name or slots.hf_model_id)
-
-
-def _arch_of(hf_id: str | None):
-    return load_model_arch(hf_id) if hf_id else None
 
 
 def _troubleshoot_answer(
@@ -1073,7 +1087,7 @@ def _answer_from(
             else words(lang, "service.answer_from.other_variants", count=count, listed=listed)
         )
     if rec.slots.speed_question and rec.plan is not None:
-        estimate_run(rec, rec.slots.goal or rec.recipe.mode, search=True)
+        estimate_run(rec, rec.slots.goal or rec.recipe.mode, kb=ctx.kb, search=True)
         preface += speed_diagnosis_lines(rec, lang)
     if rec.slots.asks_why:
         preface += why_lines(rec, lang)
@@ -1116,6 +1130,7 @@ def _answer_from(
         answer.follow_up += _quick_follow_up(turn.quick, rec, lang)
     wants_llm = turn.use_llm or (turn.use_llm is None and settings.llm_base_url)
     if wants_llm and not turn_budget.spent():
+        # lazy: the LLM phrasing stack (LangChain) loads only when an LLM phrases the answer
         from assistant.phrase import phrase
 
         phrased = phrase(answer, settings)

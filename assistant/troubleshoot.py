@@ -18,7 +18,8 @@ from typing import Any
 
 from assistant.catalog import records_named
 from assistant.compose import say
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase
+from assistant.models import recipe_arch
 from assistant.recommend import cluster_for, select_recipe, typed_overrides
 from assistant.records import Catalog, Cluster, Finding, ModelArch, RecipeRecord, SelfCheck, Slots
 from assistant.rules import upstream
@@ -178,15 +179,13 @@ class Diagnosis:
         return bool(self.causes)
 
 
-def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis | None:
+def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup, kb: KnowledgeBase) -> Diagnosis | None:
     """The rule module on the config the question names, read against its error; None when the question
     names neither a known error text nor a recipe (the guide passages are all there is to give)."""
     signature = match_error(slots.error_text)
     selection = select_recipe(catalog, slots, arch_of)
     if selection is None:
         return Diagnosis(signature) if signature else None
-    from assistant.models import load_model_arch, recipe_arch
-
     record = selection.record
     cluster = cluster_for(slots, record)
     if cluster is None:
@@ -201,9 +200,9 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         # can use (at least the recipe's), as `validate` answers do.
         count = -(-cluster.num_gpus // model_parallel) * model_parallel
         cluster = cluster.model_copy(update={"num_gpus": count})
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, kb)
     findings = validate(
-        config, arch, cluster, version, catalog.launcher, gpu=knowledge_base().gpu_spec(cluster.gpu_type)
+        config, arch, cluster, version, catalog.launcher, gpu=kb.gpu_spec(cluster.gpu_type)
     )
     rules = signature.rules if signature else ()
     causes = [f for f in findings if f.id in rules and (f.severity == "error" or _hybrid_split(f, arch))]
@@ -215,7 +214,7 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
         # Bridge's training entry fills an unset ETP with 1 (0.6.0+); a path straight into Megatron-Core's
         # initialize_model_parallel does not, and Megatron-Core then uses TP. Check that reading too.
         as_core = {**overrides, ETP_KEY: config.tp}
-        core_errors = errors_of(record, as_core, arch, cluster, version, hardware=knowledge_base().hardware)
+        core_errors = errors_of(record, as_core, arch, cluster, version, hardware=kb.hardware)
         causes = [f for f in core_errors if f.id == "expert-mesh"]
         if causes:
             unset_etp = True
@@ -227,7 +226,7 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
                 cluster,
                 version,
                 ignore=LAUNCH_INPUT_RULES,
-                hardware=knowledge_base().hardware,
+                hardware=kb.hardware,
             )
             fixed = Repair(fix=pinned, remaining=remaining)
     errors = [f for f in findings if f.severity == "error" and f.id not in LAUNCH_INPUT_RULES]
@@ -239,13 +238,12 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup) -> Diagnosis |
             cluster,
             version,
             ignore=LAUNCH_INPUT_RULES,
-            hardware=knowledge_base().hardware,
+            hardware=kb.hardware,
         )
     if (fixed is None or not fixed.fix) and causes and all(_hybrid_split(f, arch) for f in causes):
-        fixed = _hybrid_fix(causes[0], record, overrides, arch, cluster, version)
-    alternatives = (
-        _uneven_stages(record, overrides, arch, cluster, version, config) if _has(causes, "pp-layers") else []
-    )
+        fixed = _hybrid_fix(causes[0], record, overrides, arch, cluster, version, kb)
+    uneven = _has(causes, "pp-layers")
+    alternatives = _uneven_stages(record, overrides, arch, cluster, version, config, kb) if uneven else []
     check = record.self_check
     broken = (
         check if check and not check.passes and {f.id for f in causes} & set(check.failing_rules) else None
@@ -281,6 +279,7 @@ def _hybrid_fix(
     arch: ModelArch | None,
     cluster: Cluster,
     version: str,
+    kb: KnowledgeBase,
 ) -> Repair | None:
     """The warning's own fix (a PP or VP that divides), re-checked by the rule module: `repair` fixes only
     errors, and on a hybrid stack the uneven split is a warning."""
@@ -290,7 +289,7 @@ def _hybrid_fix(
     pinned = {key: int(value)}
     remaining = errors_of(
         record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES,
-        hardware=knowledge_base().hardware,
+        hardware=kb.hardware,
     )  # fmt: skip
     return Repair(fix=pinned, remaining=remaining)
 
@@ -306,6 +305,7 @@ def _uneven_stages(
     cluster: Cluster,
     version: str,
     config: EffectiveConfig,
+    kb: KnowledgeBase,
 ) -> list[dict[str, Any]]:
     """Keep the user's PP and give the first and last stages fewer layers, so the middle stages split evenly
     (Megatron's num_layers_in_first/last_pipeline_stage); only a split the rule module accepts."""
@@ -326,7 +326,7 @@ def _uneven_stages(
             cluster,
             version,
             ignore=LAUNCH_INPUT_RULES,
-            hardware=knowledge_base().hardware,
+            hardware=kb.hardware,
         ):
             return [split]
     return []

@@ -43,6 +43,7 @@ def version_flag(version: str) -> str:
 
 
 def chroma_settings():
+    # lazy: chromadb loads only on this path (start-up time)
     import chromadb
 
     return chromadb.Settings(anonymized_telemetry=False, allow_reset=False)
@@ -53,12 +54,14 @@ def index_root(settings: Settings) -> Path:
 
 
 def persistent_client(path: Path):
+    # lazy: chromadb loads only on this path (start-up time)
     import chromadb
 
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings())
 
 
 def http_client(settings: Settings):
+    # lazy: chromadb loads only on this path (start-up time)
     import chromadb
 
     try:

@@ -124,7 +124,7 @@ def blind(rows: list[dict], hw: dict, cal) -> None:
     from assistant.models import load_model_arch
 
     for model, hf_id in BLIND_MODELS.items():
-        arch = load_model_arch(hf_id)
+        arch = load_model_arch(hf_id, kb=knowledge_base())
         subset = [r for r in rows if r["model"] == model and r["gpu"] in hw and r["tokens_per_sec_per_gpu"]]
         predicted = [predict_tokens(r, arch, hw[r["gpu"]], cal) for r in subset]
         errors = [p / r["tokens_per_sec_per_gpu"] - 1 for p, r in zip(predicted, subset, strict=True)]

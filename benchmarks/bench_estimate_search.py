@@ -47,7 +47,7 @@ def hit_rate() -> None:
             archs[row["model"]], Cluster(num_gpus=row["num_gpus"], gpu_type=row["gpu"]),
             seq_length=row["seq_length"], global_batch_size=row["gbs"], mode=row["mode"],
             precision=row["precision"], top_k=10_000, grad_reduce_in_fp32=False,
-            features=row_features(row),
+            features=row_features(row), kb=knowledge_base(),
         )  # fmt: skip
         slowest = max(slowest, time.perf_counter() - start)
         published = (row["tp"], row["pp"], row["cp"], row["ep"], bool(row["fsdp"]))
@@ -125,12 +125,13 @@ def timing() -> None:
         ("meta-llama/Meta-Llama-3-70B", "h100", 8192, 1024, "bf16"),
         ("deepseek-ai/DeepSeek-V3", "gb200", 4096, 8192, "mxfp8"),
     ):
-        arch = load_model_arch(hf_id)
+        arch = load_model_arch(hf_id, kb=knowledge_base())
         times = []
         for _ in range(3):
             start = time.perf_counter()
             ranked = search_layouts(arch, Cluster(num_gpus=1024, gpu_type=gpu), seq_length=seq,
-                                    global_batch_size=gbs, precision=precision)  # fmt: skip
+                                    global_batch_size=gbs, precision=precision,
+                                    kb=knowledge_base())  # fmt: skip
             times.append(time.perf_counter() - start)
         top = ranked[0].plan if ranked else None
         print(

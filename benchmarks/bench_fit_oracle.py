@@ -19,7 +19,7 @@ from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from assistant.estimate.hardware import GIB
 from assistant.kb import knowledge_base
-from assistant.models import load_model_arch, recipe_arch
+from assistant.models import recipe_arch
 from assistant.planning.estimate import estimate_run
 from assistant.records import Cluster
 from assistant.rules.config import build_config
@@ -94,7 +94,7 @@ def failed_rule(record, version: str):
     """The rule module's first error with a fix for this record on its own GPUs, or None: a recipe whose
     own layout breaks a rule (nemotronh_56b_pretrain_256gpu_*_bf16 keeps the 64-GPU global batch 192, which
     does not divide over 128 data-parallel ranks) is not a missing architecture."""
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, knowledge_base())
     config = build_config(record, [], version=version)
     cluster = Cluster(num_gpus=record.encoded_gpus, gpu_type=record.gpu_type)
     gpu = knowledge_base().gpu_spec(record.gpu_type)
@@ -107,7 +107,7 @@ def _estimate(record, version: str, overrides: list[str]):
         ["--recipe", record.name, "--gpus", str(record.encoded_gpus), "--gpu-type", record.gpu_type,
          "--version", version, *overrides]
     )  # fmt: skip
-    return estimate_run(run_from_record(record, args))
+    return estimate_run(run_from_record(record, args), kb=knowledge_base())
 
 
 def estimate_record(record, version: str) -> dict:

@@ -56,6 +56,7 @@ def snapshot_lines(
 
 
 def take(golden: Path, out: Path) -> int:
+    # deferred: the answer stack loads when an eval runs, not when evals are imported
     from assistant.service import ask
     from assistant.session import Conversation
 

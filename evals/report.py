@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -162,12 +163,11 @@ def render_real_section(real: dict[str, Any], scores: Sequence[RealScore]) -> li
 
 def render_chart(data: dict[str, Any]) -> bytes:
     """Bar chart: pass rate per category and language (left), recipe accuracy per language and version."""
-    import io
-
+    # lazy: matplotlib loads only on this path (start-up time)
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after the backend is chosen
 
     per_cat = data["pass_rate_by_category_lang"]
     cats = list(per_cat)

@@ -123,12 +123,14 @@ def _jsonl_lines(path: Path) -> list[tuple[int, str]]:
 
 
 def default_answer_fn() -> AnswerFn:
+    # deferred: the answer stack loads when an eval runs, not when evals are imported
     from assistant.service import ask
 
     return ask
 
 
 def default_conversation_factory() -> Callable[[], Any]:
+    # deferred: the answer stack loads when an eval runs, not when evals are imported
     from assistant.session import Conversation
 
     return Conversation
@@ -136,6 +138,7 @@ def default_conversation_factory() -> Callable[[], Any]:
 
 @lru_cache(maxsize=8)
 def default_facts(version: str) -> VersionFacts:
+    # deferred: the answer stack loads when an eval runs, not when evals are imported
     from assistant.catalog import load_catalog
 
     catalog: Catalog = load_catalog(version)
@@ -143,6 +146,7 @@ def default_facts(version: str) -> VersionFacts:
 
 
 def default_retriever() -> Retriever:
+    # deferred: the answer stack loads when an eval runs, not when evals are imported
     from assistant.retrieval import make_retriever
     from assistant.settings import get_settings
 
@@ -306,6 +310,7 @@ def llm_judge_from_env() -> Callable[[GoldenRow, Answer], dict[str, float]] | No
     base_url = os.environ.get("AUTORECIPE_LLM_BASE_URL")
     if not base_url:
         return None
+    # lazy: langchain-openai loads only on this path (start-up time)
     from langchain_openai import ChatOpenAI
 
     llm = ChatOpenAI(

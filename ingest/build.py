@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.catalog import detect_version
 from assistant.embedding import start_export
 from assistant.errors import UserError
 from assistant.records import Catalog
@@ -71,10 +72,6 @@ def _tree_files(root: Path) -> tuple[list[Path], list[str]]:
 
 
 def _checkout_version(path: Path) -> str:
-    try:
-        from assistant.catalog import detect_version
-    except ImportError:
-        return "all"
     return detect_version(path) or "all"
 
 

@@ -343,7 +343,7 @@ def write_json(path: Path, data: Any) -> None:
 def load_archs(out: Path) -> dict:
     """Perf-table model name -> bundled ModelArch (knowledge_base/models)."""
     data = json.loads((out / "archs.json").read_text(encoding="utf-8"))
-    archs = {key: load_model_arch(hf_id) for key, hf_id in data["models"].items()}
+    archs = {key: load_model_arch(hf_id, kb=knowledge_base()) for key, hf_id in data["models"].items()}
     missing = sorted(key for key, arch in archs.items() if arch is None)
     if missing:
         raise SystemExit(f"no bundled architecture for {missing}; run the model ingest first")

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from assistant.errors import UserError
+from assistant.kb import knowledge_base
 from assistant.models import (
     arch_from_hf_config,
     count_parameters,
@@ -100,13 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            written = build_from_config_dir(args.config_dir, args.out or models_dir())
+            written = build_from_config_dir(args.config_dir, args.out or models_dir(kb=knowledge_base()))
             print(f"wrote {len(written)} model records")
         elif args.command == "add":
             arch = load_local_config(args.path, args.hf_model_id)
-            print(write_model_arch(arch, args.out or models_dir()))
+            print(write_model_arch(arch, args.out or models_dir(kb=knowledge_base())))
         else:
-            problems = check_dir(args.dir or models_dir())
+            problems = check_dir(args.dir or models_dir(kb=knowledge_base()))
             print("\n".join(problems) or "ok")
             return 1 if problems else 0
     except UserError as exc:

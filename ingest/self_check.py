@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from assistant.kb import knowledge_base
-from assistant.models import load_model_arch, recipe_arch
+from assistant.models import recipe_arch
 from assistant.records import Catalog
 from assistant.rules.repair import self_check
 from assistant.rules.versions import version_key
@@ -33,7 +33,7 @@ def annotate(catalog: Catalog) -> Catalog:
         record.model_copy(
             update={
                 "self_check": self_check(
-                    record, recipe_arch(record, load_model_arch), catalog.version, hardware=hardware
+                    record, recipe_arch(record, knowledge_base()), catalog.version, hardware=hardware
                 )
             }
         )

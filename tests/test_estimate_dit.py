@@ -8,6 +8,7 @@ from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from assistant.estimate.dit import dit_total_params, micro_batch_tokens
 from assistant.estimate.shapes import dims_of
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch, recipe_arch
 from benchmarks.bench_fit_oracle import estimate_record
 
@@ -18,7 +19,7 @@ WAN_1_3B = "Wan-AI/Wan2.1-T2V-1.3B-Diffusers"
 @pytest.mark.parametrize(("model", "published"), [(WAN_14B, 14_288_491_584), (WAN_1_3B, 1_418_996_800)])
 def test_wan_records_count_the_published_parameters(model, published):
     """Every weight and bias the Wan layer spec and WanModel build, against the released DiT checkpoints."""
-    arch = load_model_arch(model)
+    arch = load_model_arch(model, kb=knowledge_base())
     assert arch.diffusion is not None
     assert dit_total_params(arch) == published == arch.total_params
 
@@ -28,15 +29,15 @@ def _record(name: str, version: str = "main"):
 
 
 def test_a_wan_recipe_resolves_to_its_diffusion_record_only():
-    arch = recipe_arch(_record("wan_14b_pretrain_16gpu_gb200_bf16_config"), load_model_arch)
+    arch = recipe_arch(_record("wan_14b_pretrain_16gpu_gb200_bf16_config"), knowledge_base())
     assert arch is not None and arch.hf_model_id == WAN_14B
-    assert recipe_arch(_record("wan_1_3b_sft_config"), load_model_arch).hf_model_id == WAN_1_3B
+    assert recipe_arch(_record("wan_1_3b_sft_config"), knowledge_base()).hf_model_id == WAN_1_3B
     with pytest.raises(UserError, match="diffusion transformer"):
         dims_of(arch)  # the language-model formulas refuse it with the reason
 
 
 def test_a_micro_batch_packs_whole_samples():
-    dd = load_model_arch(WAN_14B).diffusion
+    dd = load_model_arch(WAN_14B, kb=knowledge_base()).diffusion
     # The recipes keep dataset.path None: mock data builds one packed batch of number_packed_samples (1)
     # samples whatever seq_length says; a default sample is 24 x 52 x 30 patches.
     assert micro_batch_tokens(dd, 1024, {})[0] == 37_440
@@ -51,7 +52,7 @@ def test_a_micro_batch_packs_whole_samples():
 def test_wan_benchmark_recipe_is_estimated_on_its_own_gpus():
     outcome = estimate_record(_record("wan_14b_pretrain_16gpu_gb200_bf16_config"), "main")
     assert outcome["status"] == "fits"
-    arch = load_model_arch(WAN_14B)
+    arch = load_model_arch(WAN_14B, kb=knowledge_base())
     # TP 1, PP 1: the GPU holds every bf16 weight and its gradient, in bf16: the recipe sets
     # ddp.grad_reduce_in_fp32=True but its precision config False, and Bridge copies the latter onto the DDP.
     assert outcome["breakdown"]["params"] == pytest.approx(2 * arch.total_params)
@@ -90,7 +91,7 @@ def test_qk_norm_inputs_are_whole_on_every_tensor_parallel_rank():
     from assistant.kb import knowledge_base
     from assistant.records import Plan
 
-    arch = load_model_arch(WAN_14B)
+    arch = load_model_arch(WAN_14B, kb=knowledge_base())
     hw, tokens = knowledge_base().gpu_spec("h100"), 8_192
 
     def activations(tp: int) -> float:
@@ -117,7 +118,7 @@ def test_an_answer_judges_a_wan_plan_with_the_dit_estimate():
     from assistant.records import Cluster, Plan
 
     record = _record("wan_1_3b_pretrain_8gpu_h100_bf16_config")
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, knowledge_base())
     plan = Plan.sized(num_gpus=8, tp=1, pp=1, cp=8, mbs=1, gbs=2, vp=None, ep=1, etp=None, sp=False)
     verdict = estimate_fit(record, arch, plan, Cluster(num_gpus=8, gpu_type="h100"), kb=knowledge_base())
     assert verdict.status == "fits" and verdict.peak_bytes

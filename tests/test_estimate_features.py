@@ -55,7 +55,7 @@ def test_multi_token_prediction_is_read_from_the_recipe_and_costs_time() -> None
     record = _recipe("0.6.0", "nemotron_3_super_pretrain_64gpu_gb300_fp8mx_config")
     features = features_from_fields(record.fields)
     assert features.mtp_layers == 2 and "2 multi-token-prediction blocks" in features.describe()
-    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16")
+    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16", kb=knowledge_base())
     plan = Plan.sized(num_gpus=64, tp=1, pp=1, cp=1, mbs=1, gbs=512, vp=None, ep=64, etp=1, sp=False)
 
     def speed(mtp: int) -> float:

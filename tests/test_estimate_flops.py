@@ -8,6 +8,7 @@ import statistics
 import pytest
 
 from assistant.estimate.shapes import dims_of, flops_per_token, padded_vocab, total_params
+from assistant.kb import knowledge_base
 from assistant.records import ModelArch
 from assistant.settings import KNOWLEDGE_BASE
 from tests.archs import DEEPSEEK_V3, LLAMA3_8B, LLAMA3_70B, LLAMA31_405B
@@ -115,7 +116,7 @@ def test_latent_moe_and_multi_token_prediction_match_bridges_published_flops() -
     75.37 without. The parameters come to 120.7B (published: 120B)."""
     from assistant.models import load_model_arch
 
-    d = dims_of(load_model_arch("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16"))
+    d = dims_of(load_model_arch("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16", kb=knowledge_base()))
     assert (d.latent, d.expert_io, d.mtp_block) == (1024, 1024, "*E")
     assert flops_per_token(d, 8192).total / 1e9 == pytest.approx(75.37, abs=0.01)
     assert flops_per_token(d, 8192, mtp_layers=2).total / 1e9 == pytest.approx(84.73, abs=0.01)

@@ -366,7 +366,7 @@ def test_gated_deltanet_hybrids_are_estimated_with_their_own_mixers() -> None:
     from assistant.estimate.shapes import dims_of, layer_kinds, total_params
     from assistant.models import load_model_arch
 
-    arch = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    arch = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct", kb=knowledge_base())
     assert layer_kinds(arch)[:4] == "YYYX" and layer_kinds(arch).count("X") == 12
     assert total_params(dims_of(arch)) == pytest.approx(arch.total_params, rel=1e-6)
     est = estimate_memory(arch, plan(16, tp=2, ep=8, gbs=64), HW["gb200"], RunSettings(seq_length=4096))
@@ -426,7 +426,7 @@ def test_a_repeated_mtp_block_keeps_one_set_of_weights() -> None:
     the weights of one block, the activations of every pass."""
     from assistant.models import load_model_arch
 
-    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16")
+    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16", kb=knowledge_base())
     run = RunSettings(seq_length=8192, features=RunFeatures(mtp_layers=2))
     layout = plan(16, ep=8, gbs=512)
     separate = estimate_memory(arch, layout, H100, run)

@@ -105,7 +105,7 @@ def test_search_offers_fsdp_with_offloading_on_grace_blackwell() -> None:
     cluster = Cluster(num_gpus=64, gpu_type="gb200")
     ranked = search_layouts(
         LLAMA3_70B, cluster, seq_length=8192, global_batch_size=256, precision="fp8_cs", top_k=50,
-        grad_reduce_in_fp32=False,
+        grad_reduce_in_fp32=False, kb=knowledge_base(),
     )  # fmt: skip
     offloading = [r for r in ranked if r.offload_layers]
     assert offloading, [(r.plan.tp, r.plan.pp, r.fsdp, r.recompute) for r in ranked]
@@ -133,6 +133,6 @@ def test_search_does_not_offload_under_per_layer_cuda_graphs() -> None:
     offloading."), so a run with them gets recompute instead."""
     ranked = search_layouts(
         LLAMA3_70B, Cluster(num_gpus=64, gpu_type="gb200"), seq_length=8192, global_batch_size=256,
-        precision="fp8_cs", top_k=50, features=RunFeatures(cuda_graph="partial"),
+        precision="fp8_cs", top_k=50, features=RunFeatures(cuda_graph="partial"), kb=knowledge_base(),
     )  # fmt: skip
     assert ranked and not [r for r in ranked if r.offload_layers]

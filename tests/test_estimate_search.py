@@ -32,7 +32,9 @@ def test_search_returns_valid_fitting_layouts_in_order(
     arch: ModelArch, gpus: int, gbs: int, seq: int
 ) -> None:
     cluster = Cluster(num_gpus=gpus, gpu_type="h100")
-    ranked = search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs, precision="fp8_cs")
+    ranked = search_layouts(
+        arch, cluster, seq_length=seq, global_batch_size=gbs, precision="fp8_cs", kb=knowledge_base()
+    )
     assert 1 <= len(ranked) <= 5
     band = knowledge_base().calibration.median_error
     top = max(r.throughput.tokens_per_sec_per_gpu for r in ranked)
@@ -70,7 +72,9 @@ def test_search_returns_valid_fitting_layouts_in_order(
 
 def test_invalid_layouts_are_rejected() -> None:
     cluster = Cluster(num_gpus=8, gpu_type="h100")
-    base = search_layouts(LLAMA3_8B, cluster, seq_length=4096, global_batch_size=64)[0].plan
+    base = search_layouts(LLAMA3_8B, cluster, seq_length=4096, global_batch_size=64, kb=knowledge_base())[
+        0
+    ].plan
     # TP=3 does not divide the 32 heads; EP on a dense model; GBS identity broken.
     assert not is_valid_layout(
         base.model_copy(update={"tp": 3}),
@@ -97,8 +101,10 @@ def test_invalid_layouts_are_rejected() -> None:
 
 def test_seventy_b_on_eight_h100_is_a_quantified_no() -> None:
     cluster = Cluster(num_gpus=8, gpu_type="h100")
-    assert search_layouts(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=128) == []
-    near = nearest_fit(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=128)
+    assert (
+        search_layouts(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=128, kb=knowledge_base()) == []
+    )
+    near = nearest_fit(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=128, kb=knowledge_base())
     assert not near.fits
     assert (
         near.leanest is not None and near.leanest.memory.peak_bytes > 1.5 * near.leanest.memory.usable_bytes
@@ -111,7 +117,9 @@ def test_uneven_pipeline_split_names_the_flags_it_needs() -> None:
     # 126 layers split into 16 stages only by counting embedding and loss as stages.
     arch = LLAMA3_70B.model_copy(update={"num_layers": 126})
     cluster = Cluster(num_gpus=128, gpu_type="h100")
-    ranked = search_layouts(arch, cluster, seq_length=8192, global_batch_size=512, top_k=20)
+    ranked = search_layouts(
+        arch, cluster, seq_length=8192, global_batch_size=512, top_k=20, kb=knowledge_base()
+    )
     uneven = [r for r in ranked if arch.num_layers % (r.plan.pp * (r.plan.vp or 1))]
     assert uneven, "expected at least one uneven split among the top layouts"
     for r in uneven:
@@ -132,7 +140,9 @@ def test_selective_recompute_follows_the_architecture() -> None:
 
 def test_fsdp_layouts_carry_their_flags() -> None:
     cluster = Cluster(num_gpus=8, gpu_type="h100")
-    ranked = search_layouts(LLAMA3_8B, cluster, seq_length=8192, global_batch_size=128, top_k=20)
+    ranked = search_layouts(
+        LLAMA3_8B, cluster, seq_length=8192, global_batch_size=128, top_k=20, kb=knowledge_base()
+    )
     fsdp = [r for r in ranked if r.fsdp]
     assert fsdp, "expected Megatron-FSDP among the layouts of a dense model on 8 GPUs"
     for r in fsdp:
@@ -140,7 +150,11 @@ def test_fsdp_layouts_carry_their_flags() -> None:
         assert r.overrides["ddp.use_megatron_fsdp"] is True
         assert any("Megatron-FSDP" in reason for reason in r.reasons)
     assert not [
-        r for r in search_layouts(QWEN3_30B, cluster, seq_length=4096, global_batch_size=512) if r.fsdp
+        r
+        for r in search_layouts(
+            QWEN3_30B, cluster, seq_length=4096, global_batch_size=512, kb=knowledge_base()
+        )
+        if r.fsdp
     ]
 
 
@@ -168,7 +182,7 @@ def test_split_overrides_name_how_megatron_splits_the_layers() -> None:
 def test_ties_within_the_estimators_error_prefer_fewer_gpus_per_layer() -> None:
     everything = search_layouts(
         LLAMA3_70B, Cluster(num_gpus=64, gpu_type="h100"), seq_length=8192, global_batch_size=256,
-        precision="fp8_cs", top_k=10_000,
+        precision="fp8_cs", top_k=10_000, kb=knowledge_base(),
     )  # fmt: skip
     speed = [r.throughput.tokens_per_sec_per_gpu for r in rank_with_ties(everything, 0.0)]
     assert speed == sorted(speed, reverse=True)  # no band: pure speed order
@@ -198,9 +212,13 @@ def test_fewest_gpus_agree_with_a_search_at_every_doubling(arch, gpus, gpu, seq,
 
     def ranked(count: int) -> list:
         cluster = Cluster(num_gpus=count, gpu_type=gpu)
-        return search_layouts(arch, cluster, seq_length=seq, global_batch_size=gbs, top_k=ROOM_CANDIDATES)
+        return search_layouts(
+            arch, cluster, seq_length=seq, global_batch_size=gbs, top_k=ROOM_CANDIDATES, kb=knowledge_base()
+        )
 
-    near = nearest_fit(arch, Cluster(num_gpus=gpus, gpu_type=gpu), seq_length=seq, global_batch_size=gbs)
+    near = nearest_fit(
+        arch, Cluster(num_gpus=gpus, gpu_type=gpu), seq_length=seq, global_batch_size=gbs, kb=knowledge_base()
+    )
     counts = iter(gpu_counts_to_try(gpus, 8, 4096))
     count = next(counts)
     while not ranked(count):
@@ -213,7 +231,7 @@ def test_the_fewest_gpus_may_be_fewer_than_asked_and_a_tight_fit_comes_with_a_ro
     """Llama 3 8B full SFT (bf16 gradients, as its recipe) has no valid layout on 3 GPUs, fits 2 at TP 2
     within the estimator's error, and 4 with room: the answer gives the true minimum and the roomy count."""
     near = nearest_fit(LLAMA3_8B, Cluster(num_gpus=3, gpu_type="h100"), seq_length=4096, global_batch_size=8,
-                       mode="sft", grad_reduce_in_fp32=False)  # fmt: skip
+                       mode="sft", grad_reduce_in_fp32=False, kb=knowledge_base())  # fmt: skip
     assert not near.fits and near.min_gpus == 2
     assert near.min_gpus_layout.memory.tight
     assert near.room_gpus == 4 and not near.room_layout.memory.tight
@@ -230,6 +248,7 @@ def test_context_parallel_that_buys_nothing_is_not_proposed() -> None:
     unfiltered candidates show such twins exist, so the filter is not a no-op."""
     cluster = Cluster(num_gpus=64, gpu_type="h100")
     common = {"seq_length": 8192, "global_batch_size": 256, "precision": "fp8_cs", "top_k": 10_000}
+    common["kb"] = knowledge_base()
     band = knowledge_base().calibration.median_error
 
     def twins(layouts: list) -> list:
@@ -265,6 +284,7 @@ def test_block_scaled_precisions_use_megatron_fsdp_only_when_nothing_else_fits()
     pipeline layout in MXFP8; the search follows, and still offers FSDP when nothing else fits."""
     cluster = Cluster(num_gpus=64, gpu_type="gb200")
     common = {"seq_length": 8192, "global_batch_size": 256, "top_k": 10_000, "grad_reduce_in_fp32": False}
+    common["kb"] = knowledge_base()
     fp8 = search_layouts(LLAMA3_70B, cluster, precision="fp8_cs", **common)
     mxfp8 = search_layouts(LLAMA3_70B, cluster, precision="mxfp8", **common)
     assert any(r.fsdp for r in fp8)
@@ -284,7 +304,7 @@ def test_a_mamba_hybrid_is_searched_with_the_splits_its_pattern_allows() -> None
 
     found = search_layouts(
         NEMOTRON_3_NANO, Cluster(num_gpus=16, gpu_type="gb200"), seq_length=8192, global_batch_size=512,
-        precision="mxfp8", top_k=50,
+        precision="mxfp8", top_k=50, kb=knowledge_base(),
     )  # fmt: skip
     assert found and found[0].memory.fits
     assert all(x.plan.tp <= 8 and 8 % x.plan.tp == 0 for x in found)

@@ -122,3 +122,43 @@ def test_rules_and_estimators_do_not_import_the_layers_above(graph: dict[str, se
             # the one rules module they share: Megatron's own error texts (rules/upstream.py, no imports)
             shared = ("assistant.rules", "assistant.rules.upstream")
             assert not [t for t in targets if t.startswith("assistant.rules") and t not in shared], name
+
+
+IMPORT_WORDS = ("from ", "import ")
+
+
+def unexplained_lazy_imports(source: str) -> list[int]:
+    """Lines of imports inside a function with no comment saying why: none on the line itself, and none on
+    the line above the run of imports (blank lines between them included) that it belongs to."""
+    lines = source.splitlines()
+    found = set()
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Import | ast.ImportFrom) or "#" in lines[node.lineno - 1]:
+                continue
+            above = node.lineno - 2
+            while above >= 0 and (not lines[above].strip() or lines[above].lstrip().startswith(IMPORT_WORDS)):
+                if "#" in lines[above]:
+                    break
+                above -= 1
+            if above < 0 or "#" not in lines[above]:
+                found.add(node.lineno)
+    return sorted(found)
+
+
+def test_the_lazy_import_check_sees_an_unexplained_one() -> None:
+    planted = "def f():\n    import json\n\n    # lazy\n    import csv\n\n    from io import BytesIO\n"
+    assert unexplained_lazy_imports(planted) == [2]
+
+
+def test_every_function_level_import_says_why() -> None:
+    """No cycle needs a function-level import (the graph above counts them); those left are for start-up
+    time or an optional dependency, and each says so in a comment."""
+    offenders = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(module_files().values())
+        if (lines := unexplained_lazy_imports(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}

@@ -7,7 +7,10 @@ import pytest
 
 from assistant import catalog as catalogs
 from assistant import intent_form
+from assistant.kb import knowledge_base
 from assistant.records import Slots
+
+KB = knowledge_base()  # the bundled knowledge base the answers read
 
 
 @pytest.mark.parametrize(
@@ -58,10 +61,10 @@ def test_conversion_need_reads_the_recipe_defaults():
 
 @pytest.mark.parametrize("version", ["0.3.1", "main"])
 def test_distributed_import_names_the_release_example(version):
-    line = intent_form.distributed_import(version, "en", intent_form.load_conversion())
+    line = intent_form.distributed_import(version, "en", intent_form.load_conversion(KB))
     assert "examples/conversion/hf_megatron_roundtrip_multi_gpu.py" in line
     assert "provide_distributed_model" in line and "save_megatron_model" in line
-    assert intent_form.distributed_import("0.1.0", "en", intent_form.load_conversion()) == ""
+    assert intent_form.distributed_import("0.1.0", "en", intent_form.load_conversion(KB)) == ""
 
 
 def test_batch_rule_quotes_megatron_core():

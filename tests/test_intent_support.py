@@ -20,9 +20,11 @@ from assistant.session import Conversation
 from assistant.settings import KNOWLEDGE_BASE
 from assistant.understand import understand
 
+KB = knowledge_base()  # the bundled knowledge base the answers read
+
 
 def hear(text: str, version: str = "0.6.0") -> Slots:
-    ctx = version_context(version)
+    ctx = version_context(version, kb=knowledge_base())
     return understand(text, known_stems=list(ctx.stems), index=ctx.index)
 
 
@@ -31,7 +33,7 @@ def hear(text: str, version: str = "0.6.0") -> Slots:
 
 @pytest.mark.parametrize("version", ["0.3.1", "0.5.1", "0.6.0", "main"])
 def test_every_quick_reference_pick_exists_in_its_version(version: str) -> None:
-    table = quick_pick.load_table()
+    table = quick_pick.load_table(KB)
     catalog = load_catalog(version)
     for row in table["versions"][version]["rows"]:
         chosen = quick_pick.pick(row["intent"], catalog, table)
@@ -43,13 +45,13 @@ def test_every_quick_reference_pick_exists_in_its_version(version: str) -> None:
 
 
 def test_skill_spelling_resolves_to_the_code_name() -> None:
-    chosen = quick_pick.pick("diffusion", load_catalog("0.6.0"), quick_pick.load_table())
+    chosen = quick_pick.pick("diffusion", load_catalog("0.6.0"), quick_pick.load_table(KB))
     assert chosen is not None and chosen.record.name == "wan_1_3b_pretrain_config"
     assert "flux_12b_pretrain_config" in chosen.alternatives
 
 
 def test_wildcard_pick_lists_every_size_as_alternative() -> None:
-    chosen = quick_pick.pick("finetune_vlm", load_catalog("main"), quick_pick.load_table())
+    chosen = quick_pick.pick("finetune_vlm", load_catalog("main"), quick_pick.load_table(KB))
     assert chosen is not None and chosen.record.name == "qwen3_vl_8b_sft_config"
     assert {"gemma3_vl_4b_sft_config", "gemma3_vl_12b_sft_config"} <= set(chosen.alternatives)
 
@@ -71,7 +73,7 @@ def test_quick_intent(question: str, intent: str | None) -> None:
 
 
 def test_smoke_steps_carry_a_few_iterations() -> None:
-    steps = quick_pick.smoke_steps(quick_pick.load_table())
+    steps = quick_pick.smoke_steps(quick_pick.load_table(KB))
     assert steps and all(s["overrides"]["train.train_iters"] == "10" for s in steps)
 
 
@@ -136,21 +138,21 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
     ],
 )
 def test_feature_matching(question: str, feature: str | None) -> None:
-    found = support.match_feature(question, support.load_table())
+    found = support.match_feature(question, support.load_table(KB))
     assert (found["id"] if found else None) == feature
 
 
 def test_blockwise_fp8_names_the_cuda_floor_and_a_preset_of_the_release() -> None:
     for version in ("0.3.1", "main"):
-        found = support.answer("blockwise FP8 on H100 fails", version, "en", support.load_table())
+        found = support.answer("blockwise FP8 on H100 fails", version, "en", support.load_table(KB))
         assert found is not None and found.status == "partial" and "CUDA 12.9" in found.text
         presets = set(load_catalog(version).launcher.mixed_precision_presets)
         assert {"bf16_with_fp8_subchannel_scaling_mixed", "bf16_with_fp8_current_scaling_mixed"} <= presets
 
 
 def test_answer_before_the_first_version_is_no_with_the_version_it_starts() -> None:
-    older = support.answer("Is dynamic context parallelism supported?", "0.3.1", "en", support.load_table())
-    newer = support.answer("Is dynamic context parallelism supported?", "0.6.0", "en", support.load_table())
+    older = support.answer("Is dynamic context parallelism supported?", "0.3.1", "en", support.load_table(KB))
+    newer = support.answer("Is dynamic context parallelism supported?", "0.6.0", "en", support.load_table(KB))
     assert older is not None and older.status == "no" and "from 0.5.1" in older.text
     assert newer is not None and newer.status == "experimental" and "initialize.py" in newer.text
     assert "not end-to-end" in newer.text.lower()
@@ -159,7 +161,7 @@ def test_answer_before_the_first_version_is_no_with_the_version_it_starts() -> N
 def test_mxfp8_on_workstation_blackwell_is_no_whatever_the_release() -> None:
     question = "Can I train with MXFP8 on an RTX PRO 6000 Blackwell?"
     for version in ("0.3.1", "main"):
-        found = support.answer(question, version, "en", support.load_table())
+        found = support.answer(question, version, "en", support.load_table(KB))
         assert found is not None and found.feature == "mxfp8_sm120" and found.status == "no"
 
 
@@ -167,7 +169,7 @@ def test_precision_answer_comes_from_the_rule_module() -> None:
     def check(precision: str, gpu: str):
         return precision_finding(precision, gpu, knowledge_base().gpu_spec(gpu) if gpu else None)
 
-    table = support.load_table()
+    table = support.load_table(KB)
     h100 = support.answer("Can I train in MXFP8 on H100?", "0.6.0", "en", table, precision_check=check)
     b200 = support.answer("Can I train in MXFP8 on B200?", "0.6.0", "en", table, precision_check=check)
     assert h100 is not None and h100.status == "no" and "MXFP8 · H100: no" in h100.text
@@ -175,12 +177,12 @@ def test_precision_answer_comes_from_the_rule_module() -> None:
 
 
 def test_deepseek_v4_names_its_family_and_recipes_at_main() -> None:
-    ctx = version_context("main")
+    ctx = version_context("main", kb=knowledge_base())
     slots = hear("What is needed for CP with DeepSeek-V4?", "main")
     stems = candidate_stems(slots.model_text or "", list(ctx.stems))
     assert set(stems) == {"deepseek_v4_flash", "deepseek_v4_pro"}
     found = support.answer(
-        "What is needed for CP with DeepSeek-V4?", "main", "en", support.load_table(),
+        "What is needed for CP with DeepSeek-V4?", "main", "en", support.load_table(KB),
         recipes=ctx.catalog.recipes, stems=stems,
     )  # fmt: skip
     assert found is not None and "cp_partition_mode=contiguous" in found.text
@@ -188,7 +190,7 @@ def test_deepseek_v4_names_its_family_and_recipes_at_main() -> None:
 
 
 def test_megatron_fsdp_names_its_keys_checkpoint_format_and_what_is_validated() -> None:
-    table = support.load_table()
+    table = support.load_table(KB)
     for version in ("0.3.1", "0.6.0", "main"):
         found = support.answer("Does Bridge support Megatron FSDP?", version, "en", table)
         assert found is not None and found.feature == "megatron_fsdp" and found.status == "yes"
@@ -209,7 +211,7 @@ def test_a_feature_question_on_a_recipe_or_without_a_model_states_the_feature_ro
 
 def test_moe_lora_rank_scaling_is_no_before_its_release_and_named_after() -> None:
     question = "有没有 normalize_moe_lora 这样的开关让 MoE 专家层的 LoRA rank 缩小？"
-    table = support.load_table()
+    table = support.load_table(KB)
     old = support.answer(question, "0.3.1", "zh", table)
     new = support.answer(question, "0.6.0", "en", table)
     assert old is not None and old.feature == "moe_lora_rank" and old.status == "no" and "0.5.1" in old.text

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from assistant import memo
 from assistant.catalog import load_catalog
+from assistant.kb import knowledge_base
 from assistant.models import load_model_arch
 from assistant.override_keys import release_fields
-from assistant.planning import search
+from assistant.planning import cached, search
 from assistant.records import Cluster
 
 
 def test_memoised_search_equals_the_search_and_hands_out_copies():
-    arch = load_model_arch("meta-llama/Meta-Llama-3-8B")
-    common = {"seq_length": 8192, "global_batch_size": 128, "mode": "pretrain"}
-    memo.search_layouts.cache_clear()
+    arch = load_model_arch("meta-llama/Meta-Llama-3-8B", kb=knowledge_base())
+    common = {"seq_length": 8192, "global_batch_size": 128, "mode": "pretrain", "kb": knowledge_base()}
+    cached.search_layouts.cache_clear()
     expected = search.search_layouts(arch, Cluster(num_gpus=16), top_k=2, **common)
-    first = memo.search_layouts(arch, Cluster(num_gpus=16), top_k=2, **common)
+    first = cached.search_layouts(arch, Cluster(num_gpus=16), top_k=2, **common)
     first[0].plan.tp = 999
     first.clear()
-    again = memo.search_layouts(arch, Cluster(num_gpus=16), top_k=2, **common)  # equal inputs, new objects
+    again = cached.search_layouts(arch, Cluster(num_gpus=16), top_k=2, **common)  # equal inputs, new objects
     assert expected and again == expected
-    other = memo.search_layouts(arch, Cluster(num_gpus=32), top_k=2, **common)
+    other = cached.search_layouts(arch, Cluster(num_gpus=32), top_k=2, **common)
     assert other == search.search_layouts(arch, Cluster(num_gpus=32), top_k=2, **common)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import UserError
+from assistant.kb import knowledge_base
 from assistant.models import (
     all_model_archs,
     arch_from_hf_config,
@@ -20,7 +21,7 @@ from assistant.models import (
 from assistant.records import ModelArch
 from ingest.models import check_dir, main, write_model_arch
 
-BUNDLED = sorted(models_dir().glob("*.json"))
+BUNDLED = sorted(models_dir(kb=knowledge_base()).glob("*.json"))
 
 # Published totals / active counts (billions) and where they are published. Active counts follow the
 # publisher's convention, so only those that include the embedding are listed.
@@ -133,7 +134,7 @@ def _billions(value: float | None) -> float:
 
 
 def test_catalog_is_not_empty_and_covers_common_families():
-    ids = {arch.hf_model_id for arch in all_model_archs()}
+    ids = {arch.hf_model_id for arch in all_model_archs(kb=knowledge_base())}
     for expected in (
         "meta-llama/Meta-Llama-3-8B",
         "Qwen/Qwen3-30B-A3B",
@@ -178,20 +179,20 @@ def test_bundled_file_is_a_consistent_model_arch(path: Path):
 # Families whose attention width is exactly heads x head_dim.
 @pytest.mark.parametrize("family", ["llama", "qwen2", "qwen2_5_vl"])
 def test_hidden_equals_heads_times_head_dim(family: str):
-    archs = [a for a in all_model_archs() if a.family == family]
+    archs = [a for a in all_model_archs(kb=knowledge_base()) if a.family == family]
     assert archs
     for arch in archs:
         assert arch.hidden_size == arch.num_attention_heads * arch.kv_channels, arch.hf_model_id
 
 
 def test_check_command_finds_no_problem_in_bundled_files():
-    assert check_dir(models_dir()) == []
+    assert check_dir(models_dir(kb=knowledge_base())) == []
 
 
 @pytest.mark.parametrize("model_id", sorted(PUBLISHED))
 def test_parameter_count_within_3_percent_of_published(model_id: str):
     total, active, _source = PUBLISHED[model_id]
-    arch = load_model_arch(model_id)
+    arch = load_model_arch(model_id, kb=knowledge_base())
     assert arch is not None
     assert _billions(arch.total_params) == pytest.approx(total, rel=0.03)
     if active is not None:
@@ -203,21 +204,21 @@ def test_published_checks_cover_at_least_ten_models():
 
 
 def test_load_model_arch_is_case_insensitive_and_none_when_unknown():
-    arch = load_model_arch("QWEN/qwen3-30b-a3b")
+    arch = load_model_arch("QWEN/qwen3-30b-a3b", kb=knowledge_base())
     assert arch is not None and arch.hf_model_id == "Qwen/Qwen3-30B-A3B"
-    assert load_model_arch("nobody/no-such-model") is None
+    assert load_model_arch("nobody/no-such-model", kb=knowledge_base()) is None
 
 
 def test_moe_and_mla_fields_of_bundled_records():
-    qwen = load_model_arch("Qwen/Qwen3-30B-A3B")
+    qwen = load_model_arch("Qwen/Qwen3-30B-A3B", kb=knowledge_base())
     assert qwen and (qwen.ffn_hidden_size, qwen.moe_ffn_hidden_size, qwen.moe_first_k_dense) == (6144, 768, 0)
-    glm = load_model_arch("zai-org/GLM-4.5")
+    glm = load_model_arch("zai-org/GLM-4.5", kb=knowledge_base())
     assert glm and (glm.moe_first_k_dense, glm.moe_shared_expert_intermediate_size) == (3, 1536)
-    v2 = load_model_arch("deepseek-ai/DeepSeek-V2")
+    v2 = load_model_arch("deepseek-ai/DeepSeek-V2", kb=knowledge_base())
     assert v2 and v2.moe_shared_expert_intermediate_size == 2 * 1536 and v2.q_lora_rank == 1536
-    lite = load_model_arch("deepseek-ai/DeepSeek-V2-Lite")
+    lite = load_model_arch("deepseek-ai/DeepSeek-V2-Lite", kb=knowledge_base())
     assert lite and lite.multi_latent_attention and lite.q_lora_rank is None
-    nano = load_model_arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    nano = load_model_arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", kb=knowledge_base())
     assert nano and nano.is_hybrid and not nano.gated_linear_unit
     assert nano.hybrid_layer_pattern and nano.hybrid_layer_pattern.count("E") == 23
 
@@ -289,7 +290,7 @@ def test_hybrid_configs_count_mamba_and_linear_attention_layers():
     arch = arch_from_hf_config(nemotron_h_8b, "nvidia/Nemotron-H-8B-Base-8K", "test")
     assert arch.is_hybrid and not arch.gated_linear_unit and arch.hybrid_layer_pattern.count("*") == 4
     assert _billions(arch.total_params) == pytest.approx(8.1, rel=0.03)  # HF card: 8B-class (8.1B)
-    next_80b = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    next_80b = load_model_arch("Qwen/Qwen3-Next-80B-A3B-Instruct", kb=knowledge_base())
     assert next_80b and next_80b.is_hybrid and next_80b.hybrid_layer_pattern is None
 
 
@@ -388,7 +389,7 @@ def test_a_recipe_that_defines_its_model_inline_has_an_architecture() -> None:
     recipes = {r.name: r for r in load_catalog("0.6.0").recipes}
     gemma = recipes["gemma3_1b_pretrain_config"]
     assert gemma.hf_model_id is None
-    arch = recipe_arch(gemma, load_model_arch)
+    arch = recipe_arch(gemma, knowledge_base())
     assert (arch.num_layers, arch.hidden_size, arch.num_attention_heads, arch.num_query_groups) == (
         26,
         1152,
@@ -404,12 +405,12 @@ def test_a_recipe_that_defines_its_model_inline_has_an_architecture() -> None:
     # Dimensions written inline without a vocabulary: the bundled model with the same dimensions.
     nano = recipes["nemotron_3_nano_pretrain_8gpu_h100_bf16_config"]
     assert nano.hf_model_id is None and arch_from_recipe_fields(nano) is None
-    twin = recipe_arch(nano, load_model_arch)
+    twin = recipe_arch(nano, knowledge_base())
     assert twin.hf_model_id == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16" and twin.is_hybrid
     assert twin.vocab_size == 131_072 and "matched by" in twin.source and "nemotron_3_nano.py" in twin.source
     # A recipe with a bundled HF architecture keeps it.
     llama = recipes["llama3_8b_pretrain_config"]
-    assert recipe_arch(llama, load_model_arch) == load_model_arch(llama.hf_model_id)
+    assert recipe_arch(llama, knowledge_base()) == load_model_arch(llama.hf_model_id, kb=knowledge_base())
 
 
 def test_no_bundled_twin_when_the_inline_dimensions_are_too_few_or_fit_two_models() -> None:
@@ -418,7 +419,7 @@ def test_no_bundled_twin_when_the_inline_dimensions_are_too_few_or_fit_two_model
 
     recipes = {r.name: r for r in load_catalog("0.6.0").recipes}
     nano = recipes["nemotron_3_nano_pretrain_8gpu_h100_bf16_config"]
-    archs = all_model_archs()
+    archs = all_model_archs(kb=knowledge_base())
     assert bundled_twin(nano, archs).hf_model_id == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
     # Only the layer count: many bundled models have 52 layers or none does; never a guess.
     few = nano.model_copy(update={"fields": {"model.num_layers": 52}})
@@ -437,7 +438,7 @@ def test_every_reachable_recipe_has_an_architecture_or_a_documented_gap() -> Non
     provider, or its bundled twin) or its model is listed in knowledge_base/architecture_gaps.json with the
     reason it is not estimated."""
     from assistant.catalog import load_catalog
-    from assistant.models import architecture_gap, load_model_arch, recipe_arch
+    from assistant.models import architecture_gap, recipe_arch
 
     unexplained = sorted(
         {
@@ -445,8 +446,8 @@ def test_every_reachable_recipe_has_an_architecture_or_a_documented_gap() -> Non
             for version in ("0.6.0", "main")
             for record in load_catalog(version).recipes
             if record.reachable
-            and recipe_arch(record, load_model_arch) is None
-            and not architecture_gap(record)
+            and recipe_arch(record, knowledge_base()) is None
+            and not architecture_gap(record, kb=knowledge_base())
         }
     )
     assert not unexplained
@@ -473,7 +474,7 @@ def test_nemotron_3_ultra_counts_the_parameters_of_its_verification_card() -> No
     from assistant.estimate.memory import estimable
     from assistant.estimate.shapes import dims_of, mix_of, mix_params, total_params
 
-    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")
+    arch = load_model_arch("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", kb=knowledge_base())
     d = dims_of(arch)
     mtp = mix_params(d, mix_of(d.mtp_block))
     counted = total_params(d) + mtp.tp_sharded + mtp.replicated + mtp.routed + 2 * d.hidden**2

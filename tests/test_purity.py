@@ -1,7 +1,8 @@
 """rules/ and estimate/ do no I/O: their functions, run on real catalog records with the data loaded
 beforehand, open no file, list no directory and start no process (a `sys.addaudithook` hook watches).
 
-A lazy import inside one of their functions would open a .py file and fail here too.
+A lazy import inside one of their functions would open a .py file and fail here too. Above them, the
+library modules of assistant/ take the KnowledgeBase as an argument instead of looking up the settings' one.
 """
 
 from __future__ import annotations
@@ -69,12 +70,12 @@ def _cases(version: str, limit: int) -> list[tuple]:
     kb = knowledge_base()
     out = []
     for record in load_catalog(version).recipes:
-        arch = recipe_arch(record, load_model_arch)
+        arch = recipe_arch(record, knowledge_base())
         if arch is None:
             continue
         gpu = record.gpu_type if record.gpu_type in kb.hardware else "h100"
         cluster = Cluster(num_gpus=record.encoded_gpus or record.min_gpus or 8, gpu_type=gpu)
-        result = resize(record, arch, cluster, version=version)
+        result = resize(record, arch, cluster, version=version, kb=knowledge_base())
         if result.plan is not None:
             out.append((record, arch, cluster, result.plan))
         if len(out) == limit:
@@ -110,7 +111,7 @@ def test_estimators_do_no_io() -> None:
     cases = _cases("0.6.0", 25)
     specs = {case[2].gpu_type: kb.gpu_spec(case[2].gpu_type) for case in cases}
     calibration, overheads = kb.calibration, kb.memory_overheads
-    dense = load_model_arch("meta-llama/Meta-Llama-3-8B")
+    dense = load_model_arch("meta-llama/Meta-Llama-3-8B", kb=knowledge_base())
     assert dense is not None
     fsdp = Plan.sized(num_gpus=8, tp=1, pp=1, cp=1, mbs=1, gbs=8, vp=None, ep=1, etp=None, sp=False)
     with no_io() as events:
@@ -159,5 +160,46 @@ def test_rules_and_estimators_get_their_data_passed_in() -> None:
         for package in PURE_PACKAGES
         for path in sorted(package.rglob("*.py"))
         if (reads := global_reads(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
+
+
+# Where the settings' knowledge base may be looked up: the reader itself, the catalog and glossary readers
+# (their `kb` argument defaults to it for the CLI, the retriever and tests), the retriever factory (settings
+# default to the environment's) and the service, which resolves it once per turn from the Settings it is
+# given. Every other module of assistant/ gets it passed in.
+KB_LOOKUPS_ALLOWED = {
+    "assistant/kb.py",
+    "assistant/catalog.py",
+    "assistant/lexical.py",
+    "assistant/retrieval.py",
+    "assistant/service.py",
+}
+
+
+def settings_kb_lookups(source: str) -> list[str]:
+    """Calls of `knowledge_base()` / `get_settings()`: the global lookups a passed-in kb replaces."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        func = node.func if isinstance(node, ast.Call) else None
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in ("knowledge_base", "get_settings"):
+            found.append(f"line {node.lineno}: {name}()")
+    return found
+
+
+def test_the_lookup_check_sees_one() -> None:
+    planted = "def f(x):\n    return x or knowledge_base()\n"
+    assert settings_kb_lookups(planted) == ["line 2: knowledge_base()"]
+
+
+def test_library_modules_get_the_knowledge_base_passed_in() -> None:
+    """The planning layer, the recommender, the troubleshooter and the tables take the KnowledgeBase as an
+    argument: one built from other Settings reaches every fact of the answer."""
+    offenders = {
+        str(path): calls
+        for path in sorted(Path("assistant").rglob("*.py"))
+        if str(path) not in KB_LOOKUPS_ALLOWED
+        and (calls := settings_kb_lookups(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}

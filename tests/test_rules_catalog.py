@@ -28,7 +28,7 @@ def test_every_recipe_checks_plans_and_launches(version):
     catalog = load_catalog(version)
     plans = 0
     for record in catalog.recipes:
-        arch = load_model_arch(record.hf_model_id) if record.hf_model_id else None
+        arch = load_model_arch(record.hf_model_id, kb=knowledge_base()) if record.hf_model_id else None
         gpu = record.gpu_type if record.gpu_type in knowledge_base().hardware else "h100"
         cluster = Cluster(
             num_gpus=record.encoded_gpus or record.min_gpus or 8,
@@ -44,7 +44,7 @@ def test_every_recipe_checks_plans_and_launches(version):
             gpu=knowledge_base().gpu_spec(cluster.gpu_type),
         )
         assert all(item.message and item.message_zh for item in findings)
-        result = resize(record, arch, cluster, None, None, version=version)
+        result = resize(record, arch, cluster, None, None, version=version, kb=knowledge_base())
         if result.plan is None:
             assert has_errors(result.findings), record.name
             continue

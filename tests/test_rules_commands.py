@@ -11,6 +11,7 @@ import shlex
 import pytest
 
 from assistant.errors import UserError
+from assistant.kb import knowledge_base
 from assistant.planning.resize import resize
 from assistant.records import Cluster, LauncherSpec, Override
 from assistant.rules.commands import choose_dataset, commands, render_override
@@ -79,7 +80,7 @@ RECIPES = {
 def test_commands_parse_with_the_versions_own_flags(source, version, spec, mode, gpus):
     record = RECIPES[mode].model_copy(update={"version": version})
     cluster = Cluster(num_gpus=gpus)
-    result = resize(record, LLAMA3_8B, cluster, None, None, version=version)
+    result = resize(record, LLAMA3_8B, cluster, None, None, version=version, kb=knowledge_base())
     assert result.plan is not None
     dataset = choose_dataset(version, mode, spec)
     cmds = commands(version, record, result.plan, cluster, dataset, spec, result.overrides)
@@ -228,7 +229,7 @@ def test_benchmark_command_parses_with_the_performance_launcher(source, version,
         encoded_gpus=16,
     )
     cluster = Cluster(num_gpus=16)
-    result = resize(record, QWEN3_30B_A3B, cluster, None, None, version=version)
+    result = resize(record, QWEN3_30B_A3B, cluster, None, None, version=version, kb=knowledge_base())
     cmds = commands(version, record, result.plan, cluster, None, spec, result.overrides)
     tokens = shlex.split(
         cmds.benchmark.replace("$SLURM_ACCOUNT", "acct")

@@ -77,7 +77,7 @@ def test_every_plan_is_valid_and_consistent(data):
     )
     seq = data.draw(st.sampled_from([None, 1000, 4096, 16384, 32768, 131072]))
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type, gpus_per_node=per_node)
-    result = resize(record, arch, cluster, None, seq)
+    result = resize(record, arch, cluster, None, seq, kb=knowledge_base())
     if result.plan is None:
         assert has_errors(result.findings)
         return

@@ -11,7 +11,8 @@ from tests.test_rules_fixtures import DEEPSEEK_LIKE, LLAMA3_8B, LLAMA3_70B, QWEN
 
 def plan_for(record, arch, gpus, gpu="h100", per_node=8, seq=None, **kwargs):
     return resize(
-        record, arch, Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node), None, seq, **kwargs
+        record, arch, Cluster(num_gpus=gpus, gpu_type=gpu, gpus_per_node=per_node), None, seq,
+        kb=knowledge_base(), **kwargs,
     )
 
 
@@ -139,7 +140,7 @@ def test_the_405b_recipe_keeps_its_interleaving_on_more_gpus():
     record = next(
         r for r in load_catalog("0.6.0").recipes if r.name == "llama31_405b_pretrain_256gpu_h100_bf16_config"
     )
-    arch = load_model_arch("meta-llama/Meta-Llama-3.1-405B")
+    arch = load_model_arch("meta-llama/Meta-Llama-3.1-405B", kb=knowledge_base())
     result = plan_for(record, arch, 1024)
     assert (result.plan.pp, result.plan.vp, result.plan.dp) == (8, 2, 4)
     assert "model.virtual_pipeline_model_parallel_size" not in keys(result)
@@ -262,7 +263,7 @@ def test_the_first_layout_the_memory_estimator_accepts_wins():
     record = next(
         r for r in load_catalog("0.6.0").recipes if r.name == "deepseek_v3_pretrain_1024gpu_h100_bf16_config"
     )
-    arch = load_model_arch(record.hf_model_id)
+    arch = load_model_arch(record.hf_model_id, kb=knowledge_base())
     result = plan_for(record, arch, 256)
     assert_consistent(result, arch, 256)
     assert result.fit.status == "fits"

@@ -6,7 +6,7 @@ import pytest
 
 from assistant import catalog as catalogs
 from assistant.kb import knowledge_base
-from assistant.models import load_model_arch, recipe_arch
+from assistant.models import recipe_arch
 from assistant.rules.repair import errors_of, own_cluster, self_check
 from ingest.self_check import annotate, broken
 
@@ -43,7 +43,7 @@ def test_known_broken_recipes(version, recipe, rule, fix):
     record = catalogs.resolve_recipe(recipe, version)
     check = record.self_check
     assert not check.passes and check.failing_rules == [rule] and check.fix == fix
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, knowledge_base())
     assert errors_of(
         record, {}, arch, own_cluster(record), version, hardware=knowledge_base().hardware
     )  # broken at its defaults
@@ -68,6 +68,6 @@ def test_fixed_at_main_and_passing_recipes():
 def test_a_peft_recipe_is_not_broken_for_lacking_the_users_checkpoint():
     record = catalogs.resolve_recipe("llama3_8b_peft_config", "0.6.0")
     check = self_check(
-        record, recipe_arch(record, load_model_arch), "0.6.0", hardware=knowledge_base().hardware
+        record, recipe_arch(record, knowledge_base()), "0.6.0", hardware=knowledge_base().hardware
     )
     assert check.passes and "peft-checkpoint" not in check.failing_rules

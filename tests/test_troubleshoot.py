@@ -7,7 +7,7 @@ import pytest
 
 from assistant import catalog as catalogs
 from assistant.kb import knowledge_base
-from assistant.models import load_model_arch, recipe_arch
+from assistant.models import recipe_arch
 from assistant.records import Cluster
 from assistant.rules.repair import errors_of
 from assistant.service import ask
@@ -37,7 +37,7 @@ def settings(tmp_path_factory) -> Settings:
 
 def _revalidates(recipe: str, version: str, gpus: int, fix: dict) -> bool:
     record = catalogs.resolve_recipe(recipe, version)
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, knowledge_base())
     return not errors_of(
         record, fix, arch, Cluster(num_gpus=gpus), version, hardware=knowledge_base().hardware
     )
@@ -177,7 +177,7 @@ def test_a_hybrid_stack_takes_the_uneven_split_warning_as_the_cause(settings):
 
 def test_uneven_stages_that_leave_a_ragged_middle_fail_with_megatron_cores_text():
     record = catalogs.resolve_recipe("glm45_355b_pretrain_config", "0.6.0")
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, knowledge_base())
     edges = {"model.num_layers_in_first_pipeline_stage": 11, "model.num_layers_in_last_pipeline_stage": 11}
     errors = errors_of(
         record, edges, arch, Cluster(num_gpus=128), "0.6.0", hardware=knowledge_base().hardware

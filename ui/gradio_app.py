@@ -23,6 +23,7 @@ from assistant.answer import Answer  # noqa: E402
 from assistant.compose import checklist_lines, sources_lines, t  # noqa: E402
 from assistant.errors import UserError  # noqa: E402
 from assistant.feedback import record_feedback  # noqa: E402
+from assistant.kb import knowledge_base
 from assistant.messages import words  # noqa: E402
 from assistant.service import EXAMPLES, ask, hear, version_context  # noqa: E402
 from assistant.session import Conversation  # noqa: E402
@@ -127,7 +128,7 @@ def message_text(message) -> str:
 def replay(history: list, version: str) -> Conversation:
     """Rebuild the conversation's slot memory from earlier user turns. A turn that was refused when it was
     asked ("0 GPUs") left the memory as it was then, and does so again."""
-    ctx = version_context(version)
+    ctx = version_context(version, kb=knowledge_base())
     conversation = Conversation()
     for turn in history or []:
         if isinstance(turn, dict) and turn.get("role") == "user":

@@ -210,6 +210,7 @@ def _register_tools(server: MCPServer) -> None:
         Give either `question` or `model` (with the other structured fields)."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from assistant.service import ask
 
             if question is None and model is None:
@@ -235,6 +236,7 @@ def _register_tools(server: MCPServer) -> None:
         findings carry the exact upstream error text and a fix."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from ui.commands.check_plan import run_check
 
             data = run_check(recipe, version, gpus, gpu_type, gpus_per_node, seq_length, dataset, overrides)
@@ -261,6 +263,7 @@ def _register_tools(server: MCPServer) -> None:
         launch commands (same as `plan --json`)."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from ui.commands.check_plan import run_plan
 
             data = run_plan(
@@ -302,6 +305,7 @@ def _register_tools(server: MCPServer) -> None:
         the best layouts (same as `estimate --json`)."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from ui.commands.estimate import parse_args, run_estimate
 
             argv = ["--recipe", recipe, "--gpus", str(gpus), "--gpu-type", gpu_type,
@@ -326,6 +330,7 @@ def _register_tools(server: MCPServer) -> None:
         """Explain a Megatron-Bridge/Megatron-Core error: the matching pitfall, its cause and the fix."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from assistant.service import ask
 
             if not error_text.strip():
@@ -348,6 +353,7 @@ def _register_tools(server: MCPServer) -> None:
         """Search the bundled guide and catalogs (hybrid dense + BM25), as `search --json` does."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from ui.commands.ingest_search import search_payload
 
             data = search_payload(query, k, lang, version)
@@ -374,6 +380,7 @@ def _register_tools(server: MCPServer) -> None:
         """Recipes of one version, filtered; full records as `recipes list --json` prints them."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from ui.commands.recipes import list_records
 
             records = list_records(version, family, mode, kind)
@@ -391,6 +398,7 @@ def _register_tools(server: MCPServer) -> None:
         """One recipe's values and the source line they were read from (`recipes show --json`)."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from assistant.catalog import resolve_recipe
 
             record = resolve_recipe(name, version=version, kind=kind)
@@ -413,6 +421,7 @@ def _register_tools(server: MCPServer) -> None:
         """Field-by-field differences of one recipe between two versions (`recipes diff --json`)."""
 
         def work() -> tuple[dict[str, Any], str]:
+            # deferred: the MCP server lists its tools before the answer stack loads
             from ui.commands.recipes import diff_records
 
             changes = diff_records(name, from_version, to_version, kind)
@@ -459,6 +468,7 @@ def _register_resources(server: MCPServer) -> None:
         description="One recipe record of a bundled catalog, e.g. autorecipe://catalog/0.6.0/llama3_8b_pretrain_config.",
     )
     def catalog_record(version: str, recipe: str) -> str:
+        # deferred: the MCP server lists its tools before the answer stack loads
         from assistant.catalog import resolve_recipe
 
         try:
@@ -479,6 +489,7 @@ def _register_resources(server: MCPServer) -> None:
             )
         return (GUIDE_DIR / lang / f"{page}.md").read_text(encoding="utf-8")
 
+    # lazy: the MCP SDK loads only on this path (start-up time)
     from mcp.server.mcpserver.resources import FunctionResource
 
     from assistant.catalog import available_versions
@@ -505,6 +516,7 @@ def _register_resources(server: MCPServer) -> None:
 
 
 def _catalog_summary(version: str) -> str:
+    # deferred: the MCP server lists its tools before the answer stack loads
     from assistant.catalog import load_catalog
 
     catalog = load_catalog(version)

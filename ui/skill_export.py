@@ -20,7 +20,7 @@ from typing import Any
 from assistant.compose import checklist, pasteable
 from assistant.errors import UserError
 from assistant.kb import knowledge_base
-from assistant.models import load_model_arch, recipe_arch
+from assistant.models import recipe_arch
 from assistant.planning.resize import resize
 from assistant.recommend import SMOKE_TEST_STEM, exact_recipe
 from assistant.records import Catalog, Cluster, Finding, Override, RecipeRecord
@@ -174,7 +174,7 @@ def check_defaults(record: RecipeRecord, catalog: Catalog) -> OwnCheck:
     # A PEFT run always names its base checkpoint at launch; its absence is not the recipe's defect.
     supplied = {"checkpoint.pretrained_checkpoint": PRETRAINED_CHECKPOINT} if record.mode == "peft" else {}
     config = build_config(record, supplied, version=catalog.version)
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, knowledge_base())
     try:
         findings = validate(
             config,
@@ -202,6 +202,7 @@ def own_check(record: RecipeRecord, catalog: Catalog) -> OwnCheck:
 
 def estimate_on_own_gpus(record: RecipeRecord) -> RecipeEstimate:
     """The estimator's memory and speed for the recipe's own layout on its own GPUs (as `estimate`)."""
+    # deferred: only this export path needs it (start-up time of `skill export`)
     from ui.commands.estimate import parse_args, run_estimate
 
     cluster = own_cluster(record)
@@ -269,8 +270,11 @@ class Exporter:
         cluster = own_cluster(record)
         if gpus is not None:
             cluster = cluster.model_copy(update={"num_gpus": gpus})
-        arch = recipe_arch(record, load_model_arch)
-        result = resize(record, arch, cluster, None, seq, user_overrides=user or {}, version=self.version)
+        kb = knowledge_base()
+        arch = recipe_arch(record, kb)
+        result = resize(
+            record, arch, cluster, None, seq, user_overrides=user or {}, version=self.version, kb=kb
+        )
         if result.plan is None:
             return None, []
         launcher = self.catalog.launcher
@@ -426,7 +430,7 @@ class Exporter:
         gpus = max(dense, expert)
         gpus = gpus * expert // _gcd(gpus, expert)
         cluster = own_cluster(record).model_copy(update={"num_gpus": gpus})
-        arch = recipe_arch(record, load_model_arch)
+        arch = recipe_arch(record, knowledge_base())
         return validate(
             config,
             arch,
@@ -813,6 +817,7 @@ def write_skill(files: dict[str, str], out: Path) -> Path:
 
 def catalog_from_source(path: Path, version: str | None) -> Catalog:
     """The catalog of any Megatron-Bridge checkout or wheel, by the extractor `recipes index` uses."""
+    # deferred: only this export path needs it (start-up time of `skill export`)
     from assistant.catalog import source_version
     from assistant.records import CatalogSource
     from ingest.recipes.build import build_catalog

@@ -623,10 +623,12 @@ def run(settings: Settings | None = None) -> None:
             "machine can reach slack.com."
         ) from error
     if socket_mode:
+        # lazy: slack_bolt loads only on this path (start-up time)
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
         SocketModeHandler(app, app_token).start()
     else:
+        # deferred: only this transport needs it
         from ui.slack_http import serve
 
         serve(app, _host(), port)

@@ -56,6 +56,7 @@ def asgi_app(app: App) -> Starlette:
 
 def serve(app: App, host: str, port: int) -> None:
     """Serve until interrupted (uvicorn: one event loop, keep-alive connections closed after 5 s idle)."""
+    # lazy: uvicorn loads only on this path (start-up time)
     import uvicorn
 
     uvicorn.run(asgi_app(app), host=host, port=port, timeout_keep_alive=5, log_level="info")

@@ -17,7 +17,7 @@ from assistant.estimate.memory import estimate_memory
 from assistant.estimate.memory_dit import estimate_dit_memory
 from assistant.estimate.run import LORA_RANK, PipelineSplit, RunSettings
 from assistant.estimate.throughput import estimate_throughput
-from assistant.kb import knowledge_base
+from assistant.kb import KnowledgeBase
 from assistant.planning.search import layout_config, layout_findings, nearest_fit, search_layouts
 from assistant.records import Cluster, ModelArch, Plan
 from assistant.rules.config import EffectiveConfig
@@ -70,14 +70,19 @@ class EstimateRun:
 
 
 def estimate_run(
-    run: EstimateRun, *, search: bool = False, top_k: int = 5, tokens: float | None = None
+    run: EstimateRun,
+    *,
+    kb: KnowledgeBase,
+    search: bool = False,
+    top_k: int = 5,
+    tokens: float | None = None,
 ) -> dict[str, Any]:
     """The estimate JSON of one run (from a recipe record or a spec)."""
 
     cluster: Cluster = run.cluster
     if cluster.num_gpus < 1:
         raise UserError("--gpus must be at least 1")
-    hw = knowledge_base().gpu_spec(cluster.gpu_type)
+    hw = kb.gpu_spec(cluster.gpu_type)
     cluster = cluster.model_copy(update={"gpu_type": hw.key})
     result: dict[str, Any] = {
         "model": run.arch.hf_model_id,
@@ -98,19 +103,21 @@ def estimate_run(
         result["plan_error"] = str(error)
         plan = None
     if plan is not None:
-        result.update(_estimate_plan(run, plan, hw, cluster))
+        result.update(_estimate_plan(run, plan, hw, cluster, kb))
         if tokens and result["throughput"]:
             seconds = tokens / (result["throughput"]["tokens_per_sec_per_gpu"] * cluster.num_gpus)
             result["time_to_train_s"] = seconds
     if search:
-        result.update(_search(run, cluster, hw, top_k))
-    track = knowledge_base().track_record(run.arch.hf_model_id, run.precision)
+        result.update(_search(run, cluster, hw, top_k, kb))
+    track = kb.track_record(run.arch.hf_model_id, run.precision)
     if track is not None:
         result["track_record"] = track.to_json()  # how the estimate did on this model's published runs
     return result
 
 
-def _estimate_plan(run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster) -> dict[str, Any]:
+def _estimate_plan(
+    run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster, kb: KnowledgeBase
+) -> dict[str, Any]:
     """Memory, throughput and rule findings of the run's own layout."""
 
     arch: ModelArch = run.arch
@@ -140,12 +147,12 @@ def _estimate_plan(run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster) 
         features=features.model_copy(update={"mtp_layers": run.mtp_layers, "lora_targets": run.lora_targets}),
     )
     memory_of = estimate_dit_memory if arch.diffusion is not None else estimate_memory
-    memory = memory_of(arch, plan, hw, settings, overheads=knowledge_base().memory_overheads)
+    memory = memory_of(arch, plan, hw, settings, overheads=kb.memory_overheads)
     out = {
         "plan": plan.to_json(),
         "memory": memory.model_dump(mode="json", exclude={"assumptions"}),
         "throughput": None,
-        "findings": [f.to_json() for f in _findings(run, plan, cluster)],
+        "findings": [f.to_json() for f in _findings(run, plan, cluster, hw)],
         "assumptions": memory.assumptions + run.notes,
     }
     if hw.peaks_unknown:  # memory needs only the HBM size; speed needs a published tensor-core peak
@@ -160,23 +167,23 @@ def _estimate_plan(run: EstimateRun, plan: Plan, hw: GpuSpec, cluster: Cluster) 
     # The speed estimate reads the features as extracted (without the memory-only MTP/LoRA fields set
     # above) and selective recompute's default modules.
     speed_settings = settings.but(features=features, recompute_modules=None)
-    speed = estimate_throughput(arch, plan, hw, speed_settings, calibration=knowledge_base().calibration)
+    speed = estimate_throughput(arch, plan, hw, speed_settings, calibration=kb.calibration)
     out["throughput"] = speed.model_dump(mode="json", exclude={"assumptions"})
     out["assumptions"] = memory.assumptions + speed.assumptions + run.notes
     return out
 
 
-def _findings(run: EstimateRun, plan: Plan, cluster: Cluster) -> list:
+def _findings(run: EstimateRun, plan: Plan, cluster: Cluster, hw: GpuSpec) -> list:
     """The rule module's errors and warnings about this layout (data and checkpoint rules left out)."""
 
     config = run.config or layout_config(
         plan, run.seq_length, mode=run.mode, precision=run.precision, recipe="spec"
     )
-    found = layout_findings(config, run.arch, cluster, gpu=knowledge_base().gpu_spec(cluster.gpu_type))
+    found = layout_findings(config, run.arch, cluster, gpu=hw)
     return [f for f in found if f.severity != "info"]
 
 
-def _search(run: EstimateRun, cluster: Cluster, hw: GpuSpec, top_k: int) -> dict[str, Any]:
+def _search(run: EstimateRun, cluster: Cluster, hw: GpuSpec, top_k: int, kb: KnowledgeBase) -> dict[str, Any]:
     """Best layouts here; when none fits, how far off the leanest one is and the fewest GPUs that fit."""
 
     common = {
@@ -187,6 +194,7 @@ def _search(run: EstimateRun, cluster: Cluster, hw: GpuSpec, top_k: int) -> dict
         "hardware": hw,
         "version": run.version,
         "grad_reduce_in_fp32": run.grad_reduce_in_fp32,
+        "kb": kb,
     }
     ranked = search_layouts(run.arch, cluster, top_k=top_k, features=run.features, **common)
     out: dict[str, Any] = {"search": [r.to_json() for r in ranked]}

@@ -21,9 +21,9 @@ from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import estimable, memory_floor
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import unmodelled_reason
-from assistant.kb import knowledge_base
-from assistant.memo import nearest_fit  # the search memoised per its inputs (issue 22)
+from assistant.kb import KnowledgeBase
 from assistant.messages import Localized, msg
+from assistant.planning.cached import nearest_fit  # the search memoised per its inputs (issue 22)
 from assistant.planning.fit import estimate_fit, fit_run_settings, reduces_grads_in_fp32
 from assistant.planning.search import NearestFit
 from assistant.records import Cluster, Finding, ModelArch, Override, Plan, RecipeRecord, Record
@@ -42,21 +42,6 @@ from assistant.rules.versions import traits
 
 DEFAULT_SEQ = 4096
 DEFAULT_GBS = 128
-
-
-def gpu_spec(gpu_type: str) -> GpuSpec:
-    """The GPU of a cluster, from the settings' knowledge base (an unknown type is a UserError)."""
-    return knowledge_base().gpu_spec(gpu_type)
-
-
-def nvlink_domain(gpu_type: str, gpus_per_node: int) -> int:
-    """How many GPUs share one NVLink domain: the node, or 72 on NVL72-class systems."""
-    return gpu_spec(gpu_type).nvlink_group(gpus_per_node)
-
-
-def usable_bytes(gpu_type: str) -> float:
-    """Memory one GPU gives a training process."""
-    return gpu_spec(gpu_type).usable_bytes
 
 
 TARGET_LAYERS_PER_CHUNK = 4
@@ -128,12 +113,12 @@ def choose_vp(
     return min(options, key=lambda d: (abs(per_stage / d - TARGET_LAYERS_PER_CHUNK), d))
 
 
-def model_fits(arch: ModelArch, cluster: Cluster, run: RunSettings, **layout: int) -> bool:
+def model_fits(arch: ModelArch, cluster: Cluster, run: RunSettings, gpu: GpuSpec, **layout: int) -> bool:
     """The one place resize asks whether a layout fits while it prunes candidates: the memory estimator's
     floor (estimate/memory.py memory_floor) with the run settings the full estimate reads, so only layouts
     that estimate would reject are pruned; the chosen plan's verdict comes from it (estimate_fit)."""
     need = memory_floor(arch, world=cluster.num_gpus, run=run, **layout)
-    return need <= usable_bytes(cluster.gpu_type)
+    return need <= gpu.usable_bytes
 
 
 # ---------------------------------------------------------------- search
@@ -153,6 +138,7 @@ def _candidates(
     peft: bool,
     validated_gpus: int | None,
     floor_run: RunSettings | None,
+    kb: KnowledgeBase,
 ) -> Iterator[_Layout]:
     """Every layout that passes the cheap arithmetic checks and fits; ranked by the resize preferences.
 
@@ -161,7 +147,8 @@ def _candidates(
     (the settings the memory estimate reads) nothing is pruned for memory.
     """
     world = cluster.num_gpus
-    domain = nvlink_domain(cluster.gpu_type, cluster.gpus_per_node)
+    gpu = kb.gpu_spec(cluster.gpu_type)  # an unknown type is a UserError
+    domain = gpu.nvlink_group(cluster.gpus_per_node)  # the node, or 72 on NVL72-class systems
     experts = arch.num_moe_experts or 0
     groups = arch.num_query_groups or arch.num_attention_heads
     pinned = {name: base.values[key] for name, key in _KEYS.items() if key in base.user_overrides}
@@ -211,7 +198,7 @@ def _candidates(
                             and floor_run is not None
                             and not trusted
                             and not model_fits(
-                                arch, cluster, floor_run, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp_eff,
+                                arch, cluster, floor_run, gpu, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp_eff,
                                 micro_batch_size=mbs, microbatches=gbs // step,
                             )  # fmt: skip
                         ):
@@ -271,6 +258,7 @@ def resize(
     *,
     user_overrides: dict[str, Any] | None = None,
     version: str | None = None,
+    kb: KnowledgeBase,
 ) -> ResizeResult:
     """A plan for this recipe on this cluster, or no plan and error findings that say why."""
     version = version or record.version
@@ -297,7 +285,7 @@ def resize(
             config=base,
         )
     if arch is None:
-        as_validated = _as_validated(record, cluster, base, seq_len, mode, version)
+        as_validated = _as_validated(record, cluster, base, seq_len, mode, version, kb)
         if as_validated is not None:
             return as_validated
         return ResizeResult(
@@ -319,14 +307,14 @@ def resize(
     seq = seq_len or base.seq_length or DEFAULT_SEQ
     cp_goal = target_cp(base.seq_length, base.cp, seq)
     validated = record.encoded_gpus or record.min_gpus
-    floor_run = _floor_run(record, base, seq, peft)
+    floor_run = _floor_run(record, base, seq, peft, kb)
     candidates = sorted(
-        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated, floor_run),
+        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated, floor_run, kb),
         key=lambda layout: layout.rank,
     )
     first_valid: ResizeResult | None = None
     for layout in candidates[:MAX_VALIDATIONS]:
-        result = _finish(record, arch, cluster, base, layout, seq, version, mode)
+        result = _finish(record, arch, cluster, base, layout, seq, version, mode, kb)
         if result is None:
             continue
         # The floor only prunes what cannot fit: the first valid layout the memory estimator does not
@@ -342,7 +330,7 @@ def resize(
     need, nearest = (
         (None, None)
         if candidates
-        else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft, floor_run)
+        else _smallest_world(arch, cluster, base, seq, cp_goal, version, peft, floor_run, kb)
     )
     return ResizeResult(
         plan=None,
@@ -352,11 +340,13 @@ def resize(
     )
 
 
-def _floor_run(record: RecipeRecord, base: EffectiveConfig, seq: int, peft: bool) -> RunSettings | None:
+def _floor_run(
+    record: RecipeRecord, base: EffectiveConfig, seq: int, peft: bool, kb: KnowledgeBase
+) -> RunSettings | None:
     """The run settings the memory estimate reads for this recipe, at the asked sequence and mode (None
     when the recipe's values cannot be read: then no layout is pruned for memory)."""
     try:
-        run = fit_run_settings(record, base, kb=knowledge_base())
+        run = fit_run_settings(record, base, kb=kb)
     except UserError:
         return None
     return run.but(seq_length=seq, mode="peft" if peft else run.mode)
@@ -369,6 +359,7 @@ def _as_validated(
     seq_len: int | None,
     mode: str | None,
     version: str,
+    kb: KnowledgeBase,
 ) -> ResizeResult | None:
     """Without an architecture nothing can be checked, but a recipe run unchanged on the GPU count (and type)
     it is written for (in its name, else its minimum) needs no check: its own layout, with a warning."""
@@ -382,7 +373,7 @@ def _as_validated(
         return None
     overrides = _checkpoint_overrides(base, mode)
     config = build_config(record, {item.key: item.value for item in overrides}, version=version)
-    findings = validate(config, None, cluster, version, gpu=gpu_spec(cluster.gpu_type))
+    findings = validate(config, None, cluster, version, gpu=kb.gpu_spec(cluster.gpu_type))
     if has_errors(findings):
         return None
     plan = Plan.sized(
@@ -414,17 +405,18 @@ def _smallest_world(
     version: str,
     peft: bool,
     floor_run: RunSettings | None,
+    kb: KnowledgeBase,
 ) -> tuple[int | None, Any]:
     """The smallest whole-node GPU count (up to 4096) on which some layout fits, for the error message:
     the memory estimator's search when it can judge the model, else the first count its floor admits."""
-    nearest = _estimator_nearest(arch, cluster, base, seq, version, peft)
+    nearest = _estimator_nearest(arch, cluster, base, seq, version, peft, kb)
     if nearest is not None and nearest.min_gpus:
         return nearest.min_gpus, nearest
     world = cluster.gpus_per_node
     while world <= 4096:
         if world > cluster.num_gpus:
             bigger = cluster.model_copy(update={"num_gpus": world})
-            layouts = _candidates(arch, bigger, base, seq, cp_goal, version, peft, None, floor_run)
+            layouts = _candidates(arch, bigger, base, seq, cp_goal, version, peft, None, floor_run, kb)
             if next(layouts, None) is not None:
                 return world, nearest
         world *= 2
@@ -432,7 +424,13 @@ def _smallest_world(
 
 
 def _estimator_nearest(
-    arch: ModelArch, cluster: Cluster, base: EffectiveConfig, seq: int, version: str, peft: bool
+    arch: ModelArch,
+    cluster: Cluster,
+    base: EffectiveConfig,
+    seq: int,
+    version: str,
+    peft: bool,
+    kb: KnowledgeBase,
 ) -> NearestFit | None:
     if unmodelled_reason(arch):
         return None
@@ -444,9 +442,10 @@ def _estimator_nearest(
             global_batch_size=base.global_batch_size or cluster.num_gpus,
             mode="peft" if peft else (base.mode or "pretrain"),
             version=version,
-            hardware=gpu_spec(cluster.gpu_type),
-            grad_reduce_in_fp32=reduces_grads_in_fp32(base.values, version, knowledge_base()),
+            hardware=kb.gpu_spec(cluster.gpu_type),
+            grad_reduce_in_fp32=reduces_grads_in_fp32(base.values, version, kb),
             max_gpus=4096,
+            kb=kb,
         )
     except UserError:
         return None
@@ -497,6 +496,7 @@ def _finish(
     seq: int,
     version: str,
     mode: str | None,
+    kb: KnowledgeBase,
 ) -> ResizeResult | None:
     """Turn one candidate layout into overrides + plan, or None if validate() rejects it."""
     recipe_pp = base.pp
@@ -571,7 +571,7 @@ def _finish(
     config = build_config(record, merged, version=version)
     if mode and config.mode != mode and mode in ("pretrain", "sft", "peft"):
         config = config.model_copy(update={"mode": mode})
-    findings = validate(config, arch, cluster, version, gpu=gpu_spec(cluster.gpu_type))
+    findings = validate(config, arch, cluster, version, gpu=kb.gpu_spec(cluster.gpu_type))
     if has_errors(findings):
         return None
     plan = Plan.sized(
@@ -586,7 +586,7 @@ def _finish(
         etp=effective_etp(layout.etp, layout.tp, layout.ep, version) if arch.num_moe_experts else None,
         sp=sp,
     )
-    fit = estimate_fit(record, arch, plan, cluster, config, kb=knowledge_base())
+    fit = estimate_fit(record, arch, plan, cluster, config, kb=kb)
     if fit.status == "unknown" and not estimable(arch):
         findings.append(
             finding(
@@ -598,7 +598,7 @@ def _finish(
         peak = memory_floor(
             arch, tp=plan.tp, pp=plan.pp, cp=plan.cp, ep=plan.ep or 1, etp=plan.etp or plan.tp,
             world=plan.num_gpus, micro_batch_size=plan.mbs, microbatches=plan.ga,
-            run=fit_run_settings(record, config, kb=knowledge_base()).but(seq_length=seq),
+            run=fit_run_settings(record, config, kb=kb).but(seq_length=seq),
         )  # fmt: skip
         findings.append(
             finding(
@@ -608,7 +608,7 @@ def _finish(
                     "fit-unknown.heuristic",
                     note=Localized(fit.note, fit.note_zh or fit.note),
                     peak_gb=peak / 1e9,
-                    usable_gb=usable_bytes(cluster.gpu_type) / 1e9,
+                    usable_gb=kb.gpu_spec(cluster.gpu_type).usable_bytes / 1e9,
                 ),
             )
         )

@@ -28,7 +28,7 @@ from assistant.estimate.memory import (
 from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import dims_of, mix_params, whole_model
 from assistant.estimate.throughput import Calibration, ThroughputEstimate, estimate_throughput, precision_key
-from assistant.kb import KnowledgeBase, knowledge_base
+from assistant.kb import KnowledgeBase
 from assistant.records import Cluster, Finding, ModelArch, Plan, Record
 from assistant.rules.config import EffectiveConfig
 from assistant.rules.findings import mamba_tp_allowed
@@ -404,13 +404,12 @@ def _candidates(
 
 def _defaults(
     cluster: Cluster,
-    kb: KnowledgeBase | None,
+    kb: KnowledgeBase,
     hardware: GpuSpec | None,
     calibration: Calibration | None,
     overheads: MemoryOverheads | None,
 ) -> tuple[GpuSpec, Calibration, MemoryOverheads]:
-    """The data the caller did not pass, from the knowledge base (default: the settings')."""
-    kb = kb or knowledge_base()
+    """The data the caller did not pass, from the knowledge base."""
     return (
         hardware or kb.gpu_spec(cluster.gpu_type),
         calibration or kb.calibration,
@@ -434,7 +433,7 @@ def search_layouts(
     grad_reduce_in_fp32: bool = True,
     max_tp: int = 8,
     features: RunFeatures | None = None,
-    kb: KnowledgeBase | None = None,
+    kb: KnowledgeBase,
 ) -> list[RankedLayout]:
     """The `top_k` fastest distinct (TP, PP, CP, EP, FSDP) layouts that fit, each with its best VP,
     micro-batch size and recompute setting, under the given performance features. Empty when nothing fits
@@ -583,7 +582,7 @@ def nearest_fit(
     grad_reduce_in_fp32: bool = True,
     max_gpus: int = 16384,
     features: RunFeatures | None = None,
-    kb: KnowledgeBase | None = None,
+    kb: KnowledgeBase,
 ) -> NearestFit:
     """A quantified answer to "does it fit here?": the leanest layout's margin, and the smallest GPU count
     (doubling from this one, whole nodes) whose best layout fits."""

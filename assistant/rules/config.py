@@ -76,6 +76,7 @@ def _grammar_error(item: str, error: Exception) -> UserError:
 def _parse_one(item: str) -> tuple[str, bool, Any]:
     """(key, is a deletion, value) of one override; cached, since answers re-parse the same fix strings."""
     with _HYDRA_LOCK:
+        # lazy: Hydra loads only on this path (start-up time)
         from hydra.errors import HydraException
 
         try:

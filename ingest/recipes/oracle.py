@@ -717,6 +717,7 @@ def dumps(table: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # deferred: only the command line needs the bundled versions and the mirror setting
     from ingest.catalog_build import BUNDLED, bridge_git_dir
 
     parser = argparse.ArgumentParser(

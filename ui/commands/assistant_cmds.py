@@ -17,6 +17,7 @@ from assistant.settings import get_settings
 
 
 def _answer_json(question: str, version: str | None, lang: str) -> dict:
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.service import ask
 
     return ask(question, version=version, lang=lang).to_json()
@@ -65,12 +66,14 @@ def ask_command(
         raise UserError(
             'give a question, e.g. autorecipe ask "Qwen3 30B-A3B SFT on 16 H100", or --batch FILE'
         )
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.service import ask
 
     answer = ask(question, version=version, lang=lang)
     if as_json:
         typer.echo(json.dumps(answer.to_json(), ensure_ascii=False))
     else:
+        # deferred: only this command loads it, so the CLI's other commands start fast
         from ui.answer_export import terminal_markdown
 
         Console().print(Markdown(terminal_markdown(answer.answer_markdown)))
@@ -96,6 +99,7 @@ def chat_command(
 ) -> None:
     """Open the Gradio chat in the browser (runs offline on the embedded index)."""
     _port_free(host, port)
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.index_health import check_index
     from ui.gradio_app import launch
 
@@ -110,6 +114,7 @@ def chat_command(
 
 def slack_command() -> None:
     """Run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP with SLACK_SIGNING_SECRET)."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from ui.slack_app import run
 
     run(get_settings())

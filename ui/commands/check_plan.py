@@ -11,7 +11,7 @@ from rich.console import Console
 from assistant import catalog
 from assistant.bounds import check_gpus, check_seq_len
 from assistant.kb import KnowledgeBase, knowledge_base
-from assistant.models import load_model_arch, recipe_arch
+from assistant.models import recipe_arch
 from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
 from assistant.planning.resize import resize
@@ -82,7 +82,7 @@ def _inputs(
     launcher = catalog.load_catalog(version, kb).launcher
     cluster = Cluster(num_gpus=gpus, gpu_type=gpu_type.lower(), gpus_per_node=gpus_per_node)
     record = catalog.on_gpu(record, cluster.gpu_type)
-    return choice, record, launcher, cluster, recipe_arch(record, lambda hf: load_model_arch(hf, kb))
+    return choice, record, launcher, cluster, recipe_arch(record, kb)
 
 
 def _user_overrides(items: list[str] | None, seq_len: int | None) -> dict[str, Any]:
@@ -183,7 +183,7 @@ def run_plan(
     version = choice.version
     user = _user_overrides(overrides, None)
     check_override_keys(user, catalog.load_catalog(version, kb))
-    result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version)
+    result = resize(record, arch, cluster, None, seq_len, user_overrides=user, version=version, kb=kb)
     chosen = dataset or choose_dataset(version, record.mode, launcher, vlm=bool(arch and arch.is_vlm))
     findings = list(result.findings)
     if result.config is not None and dataset is not None:
@@ -235,6 +235,7 @@ def _search(arch, cluster, record, result, seq_len, kb: KnowledgeBase) -> dict[s
             "available": False,
             "message": "layout search needs the model architecture, which is not bundled",
         }
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.planning.search import search_layouts
 
     config = result.config

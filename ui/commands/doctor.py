@@ -11,6 +11,7 @@ from assistant.settings import get_settings
 
 def doctor(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
     """Check the index, versions and embedding model without changing anything (exit 1 if not ok)."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.doctor import doctor_report, render
 
     report = doctor_report(get_settings())

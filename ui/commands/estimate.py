@@ -19,6 +19,7 @@ from assistant.bounds import check_gpus, check_tokens, check_top_k
 from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.run import PipelineSplit
+from assistant.kb import knowledge_base
 from assistant.records import Cluster, ModelArch, RecipeRecord
 from assistant.rules.versions import DEFAULT_VERSION
 from assistant.spec_input import load_spec
@@ -218,13 +219,13 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
 def run_estimate(args: EstimateArgs, record: RecipeRecord | None = None) -> dict[str, Any]:
     """The estimate JSON for one parsed call; `record` stands for --recipe when it comes from a catalog
     that is not bundled (`skill export --from`)."""
+    kb = knowledge_base()  # the command's one knowledge base, from the settings
     note = None
     if args.version and record is None:
         # the same resolver as ask, plan and check: between two bundled releases, the earlier one with a note
-        from assistant.kb import knowledge_base
         from assistant.version_resolve import selected_choice
 
-        choice = selected_choice(args.version, knowledge_base())
+        choice = selected_choice(args.version, kb)
         args, note = replace(args, version=choice.version), choice.note_en
     if args.spec:
         run = _run_from_spec(args)
@@ -237,7 +238,7 @@ def run_estimate(args: EstimateArgs, record: RecipeRecord | None = None) -> dict
 
     check_top_k(args.top_k)
     check_tokens(args.tokens)
-    result = estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens)
+    result = estimate_run(run, search=args.search, top_k=args.top_k, tokens=args.tokens, kb=kb)
     return {**result, "version_note": note} if note else result
 
 
@@ -265,8 +266,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
     """The run of one catalog record (library or benchmark) with the call's overrides and cluster."""
     # deferred so that the CLI's other commands start without loading the estimators
     from assistant.catalog import load_catalog, resolution_note
-    from assistant.kb import knowledge_base
-    from assistant.models import architecture_gap, load_model_arch, recipe_arch
+    from assistant.models import architecture_gap, recipe_arch
     from assistant.override_keys import check_override_keys
     from assistant.planning.estimate import EstimateRun
     from assistant.planning.fit import reduces_grads_in_fp32, stores_fp4_weights, stores_fp8_weights
@@ -276,7 +276,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
     kb = knowledge_base()
     config = build_config(record, list(args.overrides), version=args.version or record.version)
     check_override_keys(config.user_overrides, load_catalog(record.version))
-    arch = recipe_arch(record, load_model_arch)
+    arch = recipe_arch(record, kb)
     if arch is None:
         gap = architecture_gap(record, kb)
         if gap:
@@ -298,6 +298,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
         )
     seq_length, notes = config.seq_length, []
     if arch.diffusion is not None:  # a DiT's tokens are latent patches, packed by whole samples
+        # deferred: only this command loads it, so the CLI's other commands start fast
         from assistant.estimate.dit import micro_batch_tokens
 
         seq_length, note = micro_batch_tokens(arch.diffusion, config.seq_length, values)
@@ -345,6 +346,7 @@ def run_from_record(record: RecipeRecord, args: EstimateArgs) -> EstimateRun:
 
 def _recipe_split(values: dict[str, Any], arch: ModelArch, config) -> PipelineSplit | None:
     """The recipe's own pipeline split (explicit layout or uneven first/last stage), else None."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.estimate.memory import pipeline_chunks
 
     layout = values.get("model.pipeline_model_parallel_layout")

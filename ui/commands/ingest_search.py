@@ -21,6 +21,7 @@ def ingest(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Build or update the index: the bundled knowledge base plus any extra documents (offline)."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from ingest.build import ingest as run_ingest
 
     report, warnings = run_ingest(get_settings(), list(paths or []), forget=list(forget or []))
@@ -50,6 +51,7 @@ def ingest(
 
 def search_payload(query: str, k: int, lang: str | None, version: str | None) -> dict:
     """What `search --json` prints (also the MCP tool): the query, the abstain signal and the hits."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.retrieval import make_retriever
 
     if lang not in (None, "en", "zh"):

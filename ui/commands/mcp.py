@@ -23,6 +23,7 @@ def mcp_command(
         raise UserError(f"--port must be between 1 and 65535, got {port}")
     if http and host not in LOOPBACK:
         typer.secho(f"note: serving on {host}, reachable beyond this machine", fg="yellow", err=True)
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from ui.mcp_server import serve
 
     serve(http=http, host=host, port=port)

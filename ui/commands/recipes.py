@@ -36,6 +36,7 @@ def _par(record: Any) -> str:
 
 def _bundled(version: str | None) -> str:
     """The catalog a --version answers from (assistant/version_resolve.py); another release's says so."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.kb import knowledge_base
     from assistant.version_resolve import selected_choice
 
@@ -90,6 +91,7 @@ def show(
 ) -> None:
     """Show one recipe's values and where they were read from (`library:NAME`/`benchmark:NAME` or --kind
     pick one of two records sharing a name)."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import resolution_note, resolve_recipe
 
     record = resolve_recipe(name, version=_bundled(version), kind=kind)
@@ -176,6 +178,7 @@ def _flat(record: Any) -> dict[str, Any]:
 
 def list_records(version: str | None, family: str | None, mode: str | None, kind: str | None) -> list[Any]:
     """What `recipes list` lists (also the MCP tool), with the filters checked."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import find_recipes
 
     if kind is not None and kind not in KINDS:
@@ -194,6 +197,7 @@ def list_records(version: str | None, family: str | None, mode: str | None, kind
 
 def diff_records(name: str, from_version: str, to_version: str, kind: str | None) -> list[dict[str, Any]]:
     """What `recipes diff --json` prints (also the MCP tool): each field whose value differs."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import resolve_recipe
 
     old = _flat(resolve_recipe(name, version=from_version, kind=kind))
@@ -214,6 +218,7 @@ def diff(
     as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
 ) -> None:
     """Field-by-field differences of one recipe name between two versions."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import resolution_note, resolve_recipe
 
     from_version, to_version = _bundled(from_version), _bundled(to_version)
@@ -240,6 +245,7 @@ def index(
     version: str = typer.Option(None, "--version", help="Version label (default: detected from the source)."),
 ) -> None:
     """Extract every recipe from any Megatron-Bridge source without importing or running it."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import source_version
     from assistant.records import CatalogSource
     from ingest.recipes.build import build_catalog, write_catalog

@@ -21,6 +21,7 @@ def export(
     ),
 ) -> None:
     """Write SKILL.md, references/recipe-index.md and evals/evals.json for one version."""
+    # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import load_catalog
     from ui.skill_export import catalog_from_source, render_skill, write_skill
 
