@@ -146,6 +146,38 @@ def test_cited_bridge_paths_exist_upstream(row, path, versions):
             "0.5.1",
             "data-prep-built-in",
         ),
+        (
+            "Moonlight 16B pretraining got slower with TP 2 on the new container",
+            "0.6.0",
+            "moonlight-nano-tp-regression",
+        ),
+        (
+            "Qwen2.5-VL video SFT: ModuleNotFoundError: No module named 'decord'",
+            "0.5.1",
+            "video-decoding-packages-removed",
+        ),
+        (
+            "On AWS EKS our long runs slow down over time and host memory keeps growing",
+            "0.3.1",
+            "aws-ofi-nccl-leak",
+        ),
+        (
+            "Nemotron-H 56B logs MODEL_TFLOP/s/GPU as 0, is the hybrid model that slow?",
+            "main",
+            "hybrid-model-tflops-zero",
+        ),
+        (
+            "Can I pretrain DeepSeek V3 with subchannel (blockwise) FP8 on H100?",
+            "0.6.0",
+            "deepseek-subchannel-fp8",
+        ),
+        (
+            "Converting a checkpoint trained with Megatron-LM to Hugging Face fails: Could not find "
+            "run_config.yaml",
+            "0.5.1",
+            "mlm-checkpoint-no-run-config",
+        ),
+        ("如何把 Megatron-LM 训练的检查点导出为 Hugging Face 格式？", "main", "mlm-checkpoint-no-run-config"),
     ],
 )
 def test_a_symptom_with_its_feature_gets_its_cause(question, version, expected):
@@ -162,6 +194,10 @@ def test_a_symptom_with_its_feature_gets_its_cause(question, version, expected):
         "Export a Megatron checkpoint to Hugging Face format",
         "Which datasets does the squad preset download?",
         "Qwen3 30B-A3B SFT on 16 H100 is slow, why?",
+        "Pretrain Moonlight 16B on 64 H100",
+        "Fine-tune Nemotron 3 Nano on 8 B200 with TP 2",
+        "Where does the export find run_config.yaml in a Bridge checkpoint?",
+        "Pretrain DeepSeek V3 in FP8 on 256 H100",
     ],
 )
 def test_the_feature_or_the_symptom_alone_gets_no_cause(question):
@@ -183,6 +219,11 @@ def test_the_fact_follows_the_release():
     )
     # a release that already has the fix says what it has, not "fixed in a later release"
     assert known_cause_lines(export, "0.6.0", "en", CAUSES).startswith("**What Megatron-Bridge 0.6.0 has**")
+    mlm = "Export a Megatron-LM trained checkpoint to Hugging Face: Could not find run_config.yaml"
+    assert _ids(mlm, "0.3.1") == ["mlm-checkpoint-no-run-config"]  # not the Bridge-checkpoint export fix
+    assert "best-effort" in known_cause_lines(mlm, "0.5.1", "en", CAUSES)
+    assert "translate_mlm_to_bridge.py" in known_cause_lines(mlm, "main", "en", CAUSES)
+    assert _ids("Moonlight 16B got slower with TP 2", "0.3.1") == []  # listed from the 26.06 notes on
 
 
 def test_lines_name_the_release_and_cite_the_source_in_the_answer_language():
