@@ -29,6 +29,7 @@ from assistant.compose import (
 from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
 from assistant.kb import KnowledgeBase, knowledge_base
+from assistant.known_causes import known_cause_lines, load_causes
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.memo import per_object
 from assistant.messages import msg, words
@@ -759,6 +760,13 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     text = _clip(question).strip()
     form = intent_form.classify(text)
     answer = _ask_routed(question, version, turn, conversation, form)
+    known = known_cause_lines(
+        text, answer.version, answer.language, load_causes(turn.settings.knowledge_base)
+    )
+    if known:
+        # A symptom upstream documents the cause of: that cause answers it, before anything near its words.
+        keep = answer.answer_markdown and answer.intent not in ("out_of_scope", "greeting")
+        answer.answer_markdown = f"{known}\n\n{answer.answer_markdown}" if keep else known
     line = _form_line(text, form, answer, version_context(version, turn.kb))
     if line:
         answer.answer_markdown = f"{line}\n\n{answer.answer_markdown}" if answer.answer_markdown else line

@@ -67,7 +67,8 @@ NON_RECIPE_CONFIG_NAMES = _words(
 )
 
 # ASCII word rules: in Chinese prose an identifier often touches a CJK character, which Unicode \w would join.
-_CONFIG_NAME_RE = re.compile(r"(?<![A-Za-z0-9_./])[A-Za-z][A-Za-z0-9_]*_config\b", re.ASCII)
+# A name with a file extension (`run_config.yaml`, `transformer_config.py`) is a file, not a recipe.
+_CONFIG_NAME_RE = re.compile(r"(?<![A-Za-z0-9_./])[A-Za-z][A-Za-z0-9_]*_config\b(?!\.[A-Za-z])", re.ASCII)
 _LONG_FLAG_RE = re.compile(r"(?<![A-Za-z0-9_-])--[A-Za-z][A-Za-z0-9_-]*", re.ASCII)
 _RELEASE_LABEL_RE = re.compile(
     r"\s*#\s*v?(?P<low>\d+\.\d+\.(?:\d+|x))(?:(?P<plus>\+)|\s*[-–]\s*v?(?P<high>\d+\.\d+\.(?:\d+|x)))?\s*$"

@@ -222,6 +222,11 @@ def test_command_lines_labelled_for_another_release_are_not_judged(facts: Versio
     ]
 
 
+def test_a_file_name_ending_in_config_is_not_a_recipe(facts: VersionFacts) -> None:
+    answer = make_answer(markdown="It reads the checkpoint's `run_config.yaml`. Use llama3_8b_turbo_config.")
+    assert invented_identifiers(answer, facts) == ["recipe:llama3_8b_turbo_config"]
+
+
 def test_identifiers_the_user_typed_are_not_invented(facts: VersionFacts) -> None:
     answer = make_answer(markdown="`llama5_8b_sft_config` is not a recipe in this version.")
     assert invented_identifiers(answer, facts, user_text="run llama5_8b_sft_config please") == []

@@ -31,6 +31,10 @@ MESSAGES: dict[str, str] = {
         "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
         "exact error text."
     ),
+    "known_causes.kind.cause": "**Known cause** (Megatron-Bridge {version}): ",
+    "known_causes.kind.fixed_later": "**Fixed in a later release** (asked for Megatron-Bridge {version}): ",
+    "known_causes.kind.capability": "**What Megatron-Bridge {version} has**: ",
+    "known_causes.sources": "Source: {sources}",
     "service.validate.assumed_gpus": (
         "You did not say how many GPUs you have; TP·PP·CP = {model_parallel} needs a multiple of "
         "{model_parallel}, so this checks {count}."

@@ -27,6 +27,10 @@ MESSAGES: dict[str, str] = {
     ),
     "service.unknown_model.family": "该系列有配方的模型：{listed}。",
     "service.passages.nothing_found": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
+    "known_causes.kind.cause": "**已知原因**（Megatron-Bridge {version}）：",
+    "known_causes.kind.fixed_later": "**后续版本的修复**（针对 Megatron-Bridge {version} 的提问）：",
+    "known_causes.kind.capability": "**Megatron-Bridge {version} 提供的内容**：",
+    "known_causes.sources": "来源：{sources}",
     "service.validate.assumed_gpus": (
         "你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，"
         "GPU 数须为 {model_parallel} 的倍数，这里按 {count} 张检查。"

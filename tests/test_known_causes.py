@@ -1,0 +1,253 @@
+"""Known causes (assistant/known_causes.py) and their table (knowledge_base/known_causes.json).
+
+The table is checked for shape (both languages, sources, releases, patterns that compile, a heading per
+kind) and, where the upstream mirror is on this machine, every Megatron-Bridge path it cites exists at a
+release its fact holds for. Matching is driven with questions in the users' own words: a symptom with the
+feature it names gets the cause; the feature alone, or the symptom alone, gets nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from assistant.known_causes import known_cause_lines, load_causes, matching
+from assistant.messages import CATALOGS
+from assistant.service import ask
+from assistant.settings import KNOWLEDGE_BASE, Settings
+
+CAUSES = load_causes(KNOWLEDGE_BASE)
+RAW = json.loads((KNOWLEDGE_BASE / "known_causes.json").read_text(encoding="utf-8"))
+VERSIONS = {"0.3.1", "0.5.1", "0.6.0", "main"}
+BRIDGE = Path(os.environ.get("AUTORECIPE_MIRRORS", "/work/.mirror")) / "NVIDIA-NeMo+Megatron-Bridge" / "repo"
+MAIN_PIN = "067f987df03b8355b03192d88d70f1709fedf51a"  # the main snapshot the catalog was built from
+TAGS = {"0.3.1": "v0.3.1", "0.5.1": "v0.5.1", "0.6.0": "v0.6.0", "main": MAIN_PIN}
+NOT_BRIDGE_PATHS = ("Megatron-LM ", "https://", "commit ")
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory) -> Settings:
+    return Settings(data_dir=tmp_path_factory.mktemp("no-index"))
+
+
+def _ids(text: str, version: str) -> list[str]:
+    return [cause.id for cause, _ in matching(text, version, CAUSES)]
+
+
+@pytest.mark.parametrize("row", RAW["causes"], ids=[r["id"] for r in RAW["causes"]])
+def test_every_row_is_sourced_in_both_languages_with_a_heading(row):
+    assert row["when"] and all(group for group in row["when"]), row["id"]
+    for group in row["when"]:
+        for pattern in group:
+            re.compile(pattern)
+    kinds = {row["kind"], *(f["kind"] for f in row["facts"] if "kind" in f)}
+    for lang in ("en", "zh"):
+        assert all(f"known_causes.kind.{kind}" in CATALOGS[lang] for kind in kinds), (lang, kinds)
+    covered: list[str] = []
+    for fact in row["facts"]:
+        assert fact["en"] and fact["zh"] and fact["sources"], row["id"]
+        assert set(fact.get("versions", VERSIONS)) <= VERSIONS, row["id"]
+        covered += fact.get("versions", sorted(VERSIONS))
+        # identifiers are verbatim in both languages
+        assert set(re.findall(r"`([^`]+)`", fact["en"])) == set(re.findall(r"`([^`]+)`", fact["zh"])), row[
+            "id"
+        ]
+    assert len(covered) == len(set(covered)), f"{row['id']}: two facts for one release"
+
+
+def _bridge_paths():
+    for row in RAW["causes"]:
+        for fact in row["facts"]:
+            for source in fact["sources"]:
+                if not source.startswith(NOT_BRIDGE_PATHS):
+                    yield (
+                        row["id"],
+                        re.split(r"[ :]", source, maxsplit=1)[0],
+                        sorted(fact.get("versions", VERSIONS)),
+                    )
+
+
+@pytest.mark.parametrize(("row", "path", "versions"), list(_bridge_paths()))
+def test_cited_bridge_paths_exist_upstream(row, path, versions):
+    if not BRIDGE.exists():
+        pytest.skip("Megatron-Bridge mirror not available")
+    found = [
+        v
+        for v in versions
+        if subprocess.run(
+            ["git", "-C", str(BRIDGE), "cat-file", "-e", f"{TAGS[v]}:{path}"],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+    ]
+    # the cuDNN-norm defaults lived only between two commits of main, before 0.6.0: the file itself exists
+    assert found, f"{row}: {path} exists at none of {versions}"
+
+
+@pytest.mark.parametrize(
+    ("question", "version", "expected"),
+    [
+        (
+            "Qwen3 30B-A3B on 32 H100: DeepEP fails while building the model with ImportError, "
+            "alltoall works. "
+            "Is DeepEP just slower here?",
+            "0.6.0",
+            "flex-dispatcher-package-missing",
+        ),
+        (
+            "用 HybridEP 训练 DeepSeek-V3 时模型构建阶段就失败，只有 alltoall 能跑，是不是缺少安装包？",
+            "0.5.1",
+            "flex-dispatcher-package-missing",
+        ),
+        (
+            "DeepSeek V3 with DeepEP on H100 dies with RuntimeError: DeepEP error: timeout (dispatch CPU)",
+            "0.5.1",
+            "deepep-dispatch-cpu-timeout",
+        ),
+        (
+            "My MoE loss with the flex dispatcher (HybridEP) is not the same as with alltoall. Bug?",
+            "main",
+            "dispatcher-loss-order",
+        ),
+        (
+            "Saving a torch_dist checkpoint of Llama 3 70B takes 10 minutes each time, "
+            "how do I make it faster?",
+            "0.6.0",
+            "checkpoint-save-slow",
+        ),
+        ("保存检查点太慢了，每次要好几分钟，怎么加速？", "0.3.1", "checkpoint-save-slow"),
+        (
+            "A main build from July made my Qwen3-VL SFT 3x slower; "
+            "the vision encoder forward is much slower.",
+            "0.6.0",
+            "cudnn-norm-env-slow",
+        ),
+        ("Should I set NVTE_NORM_FWD_USE_CUDNN for Llama?", "0.5.1", "cudnn-norm-env-slow"),
+        (
+            "NVFP4 pretraining of Llama 3.1 405B on 128 GB200 goes out of memory",
+            "0.6.0",
+            "nvfp4-param-gather-oom",
+        ),
+        (
+            "Exporting my Megatron checkpoint to Hugging Face needs --hf-model; "
+            "can it export from the checkpoint "
+            "alone?",
+            "0.3.1",
+            "export-auto-config",
+        ),
+        (
+            "Is there a built-in tool to prepare my raw dataset for pretraining?",
+            "0.5.1",
+            "data-prep-built-in",
+        ),
+        (
+            "Moonlight 16B pretraining got slower with TP 2 on the new container",
+            "0.6.0",
+            "moonlight-nano-tp-regression",
+        ),
+        (
+            "Qwen2.5-VL video SFT: ModuleNotFoundError: No module named 'decord'",
+            "0.5.1",
+            "video-decoding-packages-removed",
+        ),
+        (
+            "On AWS EKS our long runs slow down over time and host memory keeps growing",
+            "0.3.1",
+            "aws-ofi-nccl-leak",
+        ),
+        (
+            "Nemotron-H 56B logs MODEL_TFLOP/s/GPU as 0, is the hybrid model that slow?",
+            "main",
+            "hybrid-model-tflops-zero",
+        ),
+        (
+            "Can I pretrain DeepSeek V3 with subchannel (blockwise) FP8 on H100?",
+            "0.6.0",
+            "deepseek-subchannel-fp8",
+        ),
+        (
+            "Converting a checkpoint trained with Megatron-LM to Hugging Face fails: Could not find "
+            "run_config.yaml",
+            "0.5.1",
+            "mlm-checkpoint-no-run-config",
+        ),
+        ("如何把 Megatron-LM 训练的检查点导出为 Hugging Face 格式？", "main", "mlm-checkpoint-no-run-config"),
+    ],
+)
+def test_a_symptom_with_its_feature_gets_its_cause(question, version, expected):
+    assert _ids(question, version)[:1] == [expected]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I turn on DeepEP for Qwen3 30B-A3B on 16 H100?",
+        "Pretrain Llama 3.1 405B in NVFP4 on 256 GB200",
+        "How often should I save checkpoints for DeepSeek V3 pretraining?",
+        "Is alltoall or DeepEP faster on B200?",
+        "Export a Megatron checkpoint to Hugging Face format",
+        "Which datasets does the squad preset download?",
+        "Qwen3 30B-A3B SFT on 16 H100 is slow, why?",
+        "Pretrain Moonlight 16B on 64 H100",
+        "Fine-tune Nemotron 3 Nano on 8 B200 with TP 2",
+        "Where does the export find run_config.yaml in a Bridge checkpoint?",
+        "Pretrain DeepSeek V3 in FP8 on 256 H100",
+    ],
+)
+def test_the_feature_or_the_symptom_alone_gets_no_cause(question):
+    assert _ids(question, "0.6.0") == []
+
+
+def test_the_fact_follows_the_release():
+    question = "NVFP4 run of llama31_405b on 256 GB200 runs out of memory"
+    assert _ids(question, "0.3.1") == []  # no fact for a release without the workaround in its configs
+    old = known_cause_lines(question, "0.5.1", "en", CAUSES)
+    new = known_cause_lines(question, "0.6.0", "en", CAUSES)
+    assert "--config_variant v2" in old and "llama31_405b_pretrain_256gpu_gb200_nvfp4_config" not in old
+    assert "llama31_405b_pretrain_256gpu_gb200_nvfp4_config" in new and "config_variant" not in new
+    assert "overlap_param_gather=False" in old and "align_param_gather=False" in new
+    export = "Can the HF export run from the Megatron checkpoint alone, without --hf-model weights?"
+    fixed = known_cause_lines(export, "0.3.1", "en", CAUSES)
+    assert (
+        fixed.startswith("**Fixed in a later release**") and "0.5.1" in fixed and "from_auto_config" in fixed
+    )
+    # a release that already has the fix says what it has, not "fixed in a later release"
+    assert known_cause_lines(export, "0.6.0", "en", CAUSES).startswith("**What Megatron-Bridge 0.6.0 has**")
+    mlm = "Export a Megatron-LM trained checkpoint to Hugging Face: Could not find run_config.yaml"
+    assert _ids(mlm, "0.3.1") == ["mlm-checkpoint-no-run-config"]  # not the Bridge-checkpoint export fix
+    assert "best-effort" in known_cause_lines(mlm, "0.5.1", "en", CAUSES)
+    assert "translate_mlm_to_bridge.py" in known_cause_lines(mlm, "main", "en", CAUSES)
+    assert _ids("Moonlight 16B got slower with TP 2", "0.3.1") == []  # listed from the 26.06 notes on
+
+
+def test_lines_name_the_release_and_cite_the_source_in_the_answer_language():
+    question = "检查点保存很慢，每次 8 分钟，如何加速？"
+    zh = known_cause_lines(question, "0.5.1", "zh", CAUSES)
+    assert zh.startswith("**已知原因**（Megatron-Bridge 0.5.1）：")
+    assert "`checkpoint.storage_writers_per_rank`" in zh and "来源：" in zh and "config.py:622 (v0.5.1)" in zh
+    en = known_cause_lines("checkpoint saves are slow, 8 minutes", "0.3.1", "en", CAUSES)
+    assert "ckpt_assume_constant_structure=True" in en and "config.py:844, :855 (v0.3.1)" in en
+
+
+def test_the_answer_leads_with_the_cause(settings):
+    answer = ask(
+        "On 16 H100 with Qwen3 30B A3B both DeepEP and HybridEP fail at model construction; only alltoall "
+        "runs. Is DeepEP slower on H100?",
+        version="0.5.1",
+        settings=settings,
+    )
+    assert answer.answer_markdown.startswith("**Known cause** (Megatron-Bridge 0.5.1)")
+    assert "DeepEP is not installed" in answer.answer_markdown
+    data = ask(
+        "Megatron-Bridge 有没有内置的数据准备流程，把原始对话数据转成 SFT 能读的格式？",
+        version="0.5.1",
+        settings=settings,
+    )
+    assert "`.bin/.idx`" in data.answer_markdown and "JSONL" in data.answer_markdown
+    assert data.answer_markdown.startswith("**Megatron-Bridge 0.5.1 提供的内容**")
