@@ -99,9 +99,9 @@ _FLAG_NAMES = {
     "ms": "train.train_iters", "max_steps": "train.train_iters", "sl": "seq_length",
 }  # fmt: skip
 _LAUNCH_FLAG = re.compile(
-    r"(?<![\w-])--?(etp|tp|pp|vp|cp|ep|gb|mb|ms|sl|max_steps|global_batch_size|micro_batch_size|seq_length"
+    r"(?<![A-Za-z0-9_-])--?(etp|tp|pp|vp|cp|ep|gb|mb|ms|sl|max_steps|global_batch_size|micro_batch_size|seq_length"
     r"|(?:tensor|pipeline|virtual_pipeline|context|expert|expert_tensor)_model_parallel_size"
-    r"|context_parallel_size|expert_tensor_parallel_size)(?:\s+|=)(\d{1,9})(?![\w.])"
+    r"|context_parallel_size|expert_tensor_parallel_size)(?:\s+|=)(\d{1,9})(?![A-Za-z0-9_.])"
 )
 # The values upstream error texts print ("but your micro batch size is 4", "global batch size (192) is not
 # divisible by micro batch size (1)", "multiple of tensor_model_parallel_size (16)"): the run's own settings.

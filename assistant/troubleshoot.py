@@ -539,12 +539,14 @@ def _layout_line(diag: Diagnosis, lang: str) -> str:
     assert config is not None and record is not None
     stages = layout_stages(config.values.get(PIPELINE_LAYOUT)) or 0
     version = config.version
-    launcher = words(
+    # An unsynced cause: the answer's head already says what this version's launcher does instead.
+    launcher = "" if diag.unsynced else words(
         lang,
         "troubleshoot.pp_layout.no_builder" if traits(version).runner_rebuilds_layout
         else "troubleshoot.pp_layout.no_sync",
         version=version,
     )  # fmt: skip
+    launcher += " " if launcher and lang != "zh" else ""
     common = {
         "name": record.name, "rpp": record.parallelism.pp, "rvp": record.parallelism.vp or 1,
         "stages": stages, "pp": config.pp, "launcher": launcher,

@@ -78,7 +78,8 @@ def test_the_layout_builder_is_read_from_the_recipe_source():
     assert record.layout_builder and record.layout_builder.startswith("_get_deepseek_v3_pipeline_layout (")
     assert catalogs.resolve_recipe(DSV3, "0.6.0").layout_builder is None
     text = (
-        "def _helper(model_cfg, builder):\n    model_cfg._pipeline_model_parallel_layout_builder = builder\n\n"
+        "def _helper(model_cfg, builder):\n"
+        "    model_cfg._pipeline_model_parallel_layout_builder = builder\n\n"
         "def recipe_a():\n    cfg = x()\n    _helper(cfg.model, _get_layout)\n\n"
         "def recipe_b():\n    cfg = x()\n    cfg.model._pipeline_model_parallel_layout_builder = _get_b\n"
         "def recipe_c():\n    return None\n"
@@ -119,11 +120,15 @@ def test_energon_micro_batch_must_match_the_train_one():
     ("error", "rules"),
     [
         (
-            "AssertionError: virtual_pipeline_model_parallel_size conflicts with pipeline_model_parallel_layout, "
-            "(self.virtual_pipeline_model_parallel_size=1,  detected_vpp_size=2)",
+            "AssertionError: virtual_pipeline_model_parallel_size conflicts with "
+            "pipeline_model_parallel_layout, (self.virtual_pipeline_model_parallel_size=1,  "
+            "detected_vpp_size=2)",
             ("pp-layout",),
         ),
-        ("ValueError: Mismatch: 24 middle layers remaining but 0 middle PP stages available.", ("pp-uneven",)),
+        (
+            "ValueError: Mismatch: 24 middle layers remaining but 0 middle PP stages available.",
+            ("pp-uneven",),
+        ),
         (
             "ValueError: EnergonDatasetConfig.micro_batch_size must match train.micro_batch_size (1 != 2).",
             ("energon-mbs",),
@@ -143,6 +148,10 @@ def test_run_recipe_shortcut_flags_are_overrides():
         "train.global_batch_size": "64",
     }
     assert extract_overrides("a-pp 3 and x--tp 2") == {}
+    assert extract_overrides("用-pp 4 -vp 1跑") == {
+        "model.pipeline_model_parallel_size": "4",
+        "model.virtual_pipeline_model_parallel_size": "1",
+    }
 
 
 def test_stale_layout_answer_says_why_and_where_it_is_fixed(settings):
@@ -178,3 +187,15 @@ def test_energon_answer_gives_the_dataset_override(settings):
     )
     text = ask(question, settings=settings).answer_markdown
     assert "dataset.micro_batch_size=2" in text and "no errors remain" in text
+
+
+def test_a_stale_layout_quoted_at_main_is_what_an_older_checkout_hits(settings):
+    """At main the recipe registers a builder: the quoted error is what an entry point without the rebuild
+    (or an older checkout) raises, said once, without claiming main registers none."""
+    question = (
+        f"On main, run_recipe.py --recipe {DSV3} -pp 8 -vp 1 on 512 H100s fails with AssertionError: "
+        "virtual_pipeline_model_parallel_size conflicts with pipeline_model_parallel_layout"
+    )
+    text = ask(question, settings=settings).answer_markdown
+    assert "repairs this itself after the override" in text and "_get_deepseek_v3_pipeline_layout" in text
+    assert "registers none" not in text and "detected_vpp_size=2" in text

@@ -227,12 +227,12 @@ MESSAGES: dict[str, str] = {
     "vp-layers": "VP={vp} does not divide the {per_stage} layers on each of the {pp} pipeline stages.",
     "troubleshoot.pp_layout.vp": (
         "`{name}` builds its pipeline layout (`model.pipeline_model_parallel_layout`) for its own PP {rpp} × "
-        "VP {rvp}: {stages} stages. {launcher} The {stages}-stage layout stays, so over PP {pp} "
+        "VP {rvp}: {stages} stages. {launcher}The {stages}-stage layout stays, so over PP {pp} "
         "Megatron-Core reads VP {detected} from it, and your VP {vp} conflicts with that."
     ),
     "troubleshoot.pp_layout.stages": (
         "`{name}` builds its pipeline layout (`model.pipeline_model_parallel_layout`) for its own PP {rpp} × "
-        "VP {rvp}: {stages} stages. {launcher} The {stages}-stage layout stays, and PP {pp} does not divide "
+        "VP {rvp}: {stages} stages. {launcher}The {stages}-stage layout stays, and PP {pp} does not divide "
         "{stages} stages."
     ),
     "troubleshoot.pp_layout.no_builder": (
