@@ -92,6 +92,17 @@ _SIZE = re.compile(
     rf"(?![\d.]|(?!(?:{_SIZE_NAMES})\d)[A-Za-z_]|\s*(?:gpus?\b|cards?\b|nodes?\b|卡|张|台|个节点|节点))",
     re.IGNORECASE,
 )
+# run_recipe.py's shortcut flags (v0.6.0+, scripts/training/run_recipe.py:192-238): "-pp 2",
+# "--micro_batch_size=4".
+_FLAG_NAMES = {
+    "gb": "gbs", "global_batch_size": "gbs", "mb": "mbs", "micro_batch_size": "mbs",
+    "ms": "train.train_iters", "max_steps": "train.train_iters", "sl": "seq_length",
+}  # fmt: skip
+_LAUNCH_FLAG = re.compile(
+    r"(?<![A-Za-z0-9_-])--?(etp|tp|pp|vp|cp|ep|gb|mb|ms|sl|max_steps|global_batch_size|micro_batch_size|seq_length"
+    r"|(?:tensor|pipeline|virtual_pipeline|context|expert|expert_tensor)_model_parallel_size"
+    r"|context_parallel_size|expert_tensor_parallel_size)(?:\s+|=)(\d{1,9})(?![A-Za-z0-9_.])"
+)
 # The values upstream error texts print ("but your micro batch size is 4", "global batch size (192) is not
 # divisible by micro batch size (1)", "multiple of tensor_model_parallel_size (16)"): the run's own settings.
 _ERROR_VALUES = (
@@ -170,6 +181,9 @@ def read_config_text(text: str) -> StatedConfig:
         put(config_key(m.group(1)), m.group(2), m.start(), m.end())
     for m in _SIZE.finditer(masked):
         put(config_key(m.group(1)), m.group(2), m.start(), m.end())
+    for m in _LAUNCH_FLAG.finditer(masked):
+        name = _FLAG_NAMES.get(m.group(1), m.group(1))
+        put(config_key(name), m.group(2), m.start(), m.end(), name=name)
     for m in _OVERRIDE.finditer(masked):
         put(config_key(m.group(1)), _clean(m.group(2)), m.start(), m.end(), name=m.group(1))
     for pattern, key in _ERROR_VALUES:

@@ -131,6 +131,10 @@ class RecipeRecord(Record):
     unreachable_reason: str | None = None
     gpu_dependent: dict[str, EnvValue] = Field(default_factory=dict)  # field path -> its values per GPU
     variants: list[RecipeVariant] = Field(default_factory=list)
+    # The builder the recipe registers as model._pipeline_model_parallel_layout_builder, as "function
+    # (path:line)" in the release's source, or None: run_recipe.py (v0.6.0+) rebuilds the recipe's layout
+    # after -pp/-vp only through it (ingest/layout_builders.py).
+    layout_builder: str | None = None
     self_check: SelfCheck | None = None
 
     def written_for(self, cluster: Cluster) -> bool:

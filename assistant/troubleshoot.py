@@ -18,20 +18,24 @@ from typing import Any
 
 from assistant.catalog import records_named
 from assistant.compose import say
+from assistant.errors import UserError
 from assistant.kb import KnowledgeBase
+from assistant.messages import words
 from assistant.models import recipe_arch
 from assistant.recommend import cluster_for, select_recipe, typed_overrides
 from assistant.records import Catalog, Cluster, Finding, ModelArch, RecipeRecord, SelfCheck, Slots
 from assistant.rules import upstream
-from assistant.rules.config import EffectiveConfig, build_config
+from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
 from assistant.rules.findings import effective_etp, render_value
 from assistant.rules.repair import LAUNCH_INPUT_RULES, Repair, errors_of, repair
 from assistant.rules.validate import (
     FIRST_STAGE_LAYERS,
     LAST_STAGE_LAYERS,
+    PIPELINE_LAYOUT,
+    layout_stages,
     validate,
 )
-from assistant.rules.versions import BUNDLED_VERSIONS, traits
+from assistant.rules.versions import BUNDLED_VERSIONS, RUNNER_SYNC_SOURCES, traits
 
 ArchLookup = Callable[[str | None], ModelArch | None]
 ETP_KEY = "model.expert_tensor_parallel_size"
@@ -79,6 +83,15 @@ SIGNATURES = (
         upstream.uneven_edge_vp("last", 9001, 9002),
         upstream.uneven_middle_pp(9001, 9002),
         upstream.uneven_middle_vp(9001, 9002),
+        upstream.uneven_mismatch(9001, 9002),
+    ),  # fmt: skip
+    _signature(
+        ("pp-layout",),
+        "megatron/core/transformer/transformer_config.py",
+        upstream.layout_vp(9001, 9002),
+        upstream.layout_pp(9001, 9002),
+        "conflicts with pipeline_model_parallel_layout",
+        "pipeline_model_parallel_layout must be divisible by pipeline_model_parallel_size",
     ),  # fmt: skip
     _signature(("vp-needs-pp",), "megatron/core/model_parallel_config.py", upstream.VP_WITHOUT_PP),
     _signature(
@@ -113,6 +126,12 @@ SIGNATURES = (
     _signature(("cp-seq",), "megatron/bridge/training/config.py", upstream.CP_SEQ),
     _signature(("packed-mbs",), "megatron/bridge/training/config.py", upstream.packed_mbs(9001, None, None)),
     _signature(("seq-length-sync",), "megatron/bridge/training/config.py", upstream.seq_mismatch(9001, 9002)),
+    _signature(
+        ("energon-mbs",),
+        "megatron/bridge/training/config.py",
+        upstream.energon_micro_batch(9001, 9002),
+        "EnergonDatasetConfig.micro_batch_size must match",
+    ),  # fmt: skip
     _signature(
         ("cuda-graph-packed",),
         "megatron/core/transformer/cuda_graphs.py",
@@ -173,6 +192,9 @@ class Diagnosis:
     alternatives: list[dict[str, Any]] = field(default_factory=list)  # other fixes the rules accept
     broken: SelfCheck | None = None  # the recipe's own defaults fail the same check on its own GPUs
     assumed_gpus: bool = False  # no GPU count given: the recipe's, or the fewest its layout uses
+    # The causes appear only without what run_recipe.py does after the overrides (an older checkout, another
+    # entry point): this version's launcher repairs them itself.
+    unsynced: bool = False
 
     @property
     def explained(self) -> bool:
@@ -206,10 +228,14 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup, kb: KnowledgeB
     )
     rules = signature.rules if signature else ()
     causes = [f for f in findings if f.id in rules and (f.severity == "error" or _hybrid_split(f, arch))]
-    if signature is None and not any(f.severity == "error" for f in findings):
-        return None
     unset_etp = False
     fixed: Repair | None = None
+    unsynced = _unsynced_causes(config, findings, rules, arch, cluster, catalog, kb) if not causes else []
+    if unsynced:
+        causes = unsynced
+        fixed = _own_fix(unsynced[0], record, overrides, arch, cluster, version, kb)
+    if signature is None and not causes and not any(f.severity == "error" for f in findings):
+        return None
     if not causes and "expert-mesh" in rules and config.etp is None and config.ep > 1:
         # Bridge's training entry fills an unset ETP with 1 (0.6.0+); a path straight into Megatron-Core's
         # initialize_model_parallel does not, and Megatron-Core then uses TP. Check that reading too.
@@ -230,7 +256,7 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup, kb: KnowledgeB
             )
             fixed = Repair(fix=pinned, remaining=remaining)
     errors = [f for f in findings if f.severity == "error" and f.id not in LAUNCH_INPUT_RULES]
-    if fixed is None and (causes or errors):
+    if fixed is None and (causes or errors) and not unsynced:
         fixed = repair(
             record,
             overrides,
@@ -250,8 +276,62 @@ def diagnose(slots: Slots, catalog: Catalog, arch_of: ArchLookup, kb: KnowledgeB
     )
     return Diagnosis(
         signature, record, cluster, config, arch, findings, causes, unset_etp, fixed, alternatives, broken,
-        assumed_gpus,
+        assumed_gpus, bool(unsynced),
     )  # fmt: skip
+
+
+# Rules whose failure run_recipe.py can repair after the overrides (rules/versions.py RUNNER_SYNC_SOURCES).
+SYNCED_RULES = frozenset(RUNNER_SYNC_SOURCES)
+
+
+def _unsynced_causes(
+    config: EffectiveConfig,
+    findings: list[Finding],
+    rules: tuple[str, ...],
+    arch: ModelArch | None,
+    cluster: Cluster,
+    catalog: Catalog,
+    kb: KnowledgeBase,
+) -> list[Finding]:
+    """Errors the config raises without run_recipe.py's repair after the overrides (rebuilt layout, cleared
+    edge-stage sizes) that it does not raise with it: what an older checkout or another entry point hits.
+    Only the rules the quoted error names, or any such rule when no error text is quoted."""
+    if not config.runner_sync:
+        return []
+    raw = config.model_copy(update={"runner_sync": False})
+    gpu = kb.gpu_spec(cluster.gpu_type)
+    before = {f.id for f in findings if f.severity == "error"}
+    return [
+        f
+        for f in validate(raw, arch, cluster, catalog.version, catalog.launcher, gpu=gpu)
+        if f.severity == "error"
+        and f.id in SYNCED_RULES
+        and f.id not in before
+        and (not rules or f.id in rules)
+    ]
+
+
+def _own_fix(
+    cause: Finding,
+    record: RecipeRecord,
+    overrides: dict[str, Any],
+    arch: ModelArch | None,
+    cluster: Cluster,
+    version: str,
+    kb: KnowledgeBase,
+) -> Repair | None:
+    """The finding's own fix, re-checked by the rule module (an explicit override the launcher keeps)."""
+    try:
+        pinned = parse_overrides((cause.fix or "").split()) if cause.fix else {}
+    except UserError:
+        return None
+    if not pinned:
+        return None
+    remaining = errors_of(
+        record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES,
+        hardware=kb.hardware,
+    )  # fmt: skip
+    return Repair(fix=pinned, remaining=remaining)
 
 
 SEQ_KEYS = ("model.seq_length", "dataset.seq_length")
@@ -365,6 +445,23 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
                 "请设置首尾阶段的层数，或选一个能整除的 PP。",
             )
         return line
+    if finding.id == "pp-layout":
+        return _layout_line(diag, lang)
+    if finding.id == "pp-uneven" and arch is not None and finding.upstream_error == upstream.uneven_mismatch(
+        *_middle(diag)
+    ):
+        edges = [n for n in _edge_counts(config) if n is not None]
+        middle, middle_pp = _middle(diag)
+        line = words(
+            lang, "troubleshoot.pp_uneven.mismatch", layers=arch.num_layers, pp=config.pp,
+            edges=("、" if lang == "zh" else ", ").join(map(str, edges)), middle=middle, middle_pp=middle_pp,
+        )  # fmt: skip
+        if arch.num_layers % config.pp == 0:
+            line += " " + words(
+                lang, "troubleshoot.pp_uneven.even", layers=arch.num_layers, pp=config.pp,
+                per=arch.num_layers // config.pp,
+            )  # fmt: skip
+        return line
     if finding.id == "pp-uneven" and arch is not None and config.pp > 1:
         edges = [
             n
@@ -423,6 +520,74 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
             f"{_number(gbs / step)} 个 micro-batch。",
         )
     return finding.message if lang == "en" else finding.message_zh
+
+
+def _edge_counts(config: EffectiveConfig) -> list[int | None]:
+    values = [config.values.get(FIRST_STAGE_LAYERS), config.values.get(LAST_STAGE_LAYERS)]
+    return [v if isinstance(v, int) and not isinstance(v, bool) else None for v in values]
+
+
+def _middle(diag: Diagnosis) -> tuple[int, int]:
+    """Layers and stages left between the first and last stage sizes the config sets."""
+    assert diag.config is not None and diag.arch is not None
+    edges = [n for n in _edge_counts(diag.config) if n is not None]
+    return diag.arch.num_layers - sum(edges), diag.config.pp - len(edges)
+
+
+def _layout_line(diag: Diagnosis, lang: str) -> str:
+    """A recipe's layout built for its own PP x VP, kept after the user's -pp/-vp: the stages, what the
+    launcher of this version does with it, the release that rebuilds it, and the two ways out."""
+    config, record = diag.config, diag.record
+    assert config is not None and record is not None
+    stages = layout_stages(config.values.get(PIPELINE_LAYOUT)) or 0
+    version = config.version
+    # An unsynced cause: the answer's head already says what this version's launcher does instead.
+    launcher = "" if diag.unsynced else words(
+        lang,
+        "troubleshoot.pp_layout.no_builder" if traits(version).runner_rebuilds_layout
+        else "troubleshoot.pp_layout.no_sync",
+        version=version,
+    )  # fmt: skip
+    launcher += " " if launcher and lang != "zh" else ""
+    common = {
+        "name": record.name, "rpp": record.parallelism.pp, "rvp": record.parallelism.vp or 1,
+        "stages": stages, "pp": config.pp, "launcher": launcher,
+    }  # fmt: skip
+    if stages and stages % config.pp == 0:
+        detected = stages // config.pp
+        vp = config.vp or 1
+        head = words(lang, "troubleshoot.pp_layout.vp", detected=detected, vp=vp, **common)
+        options = words(
+            lang, "troubleshoot.pp_layout.options_vp", stages=stages, pp=config.pp, detected=detected, vp=vp,
+            want=config.pp * vp,
+        )  # fmt: skip
+    else:
+        head = words(lang, "troubleshoot.pp_layout.stages", **common)
+        options = words(lang, "troubleshoot.pp_layout.options_stages", stages=stages)
+    later = next(
+        ((v, r) for v, r in _later_records(record).items() if r is not None and r.layout_builder), None
+    )
+    gap = "" if lang == "zh" else " "
+    if later and not diag.unsynced:
+        head += gap + words(
+            lang, "troubleshoot.pp_layout.fixed_in", later=later[0], builder=later[1].layout_builder
+        )
+    return f"{head}{gap}{options}"
+
+
+def _unsynced_line(diag: Diagnosis, lang: str) -> str:
+    """This version's launcher repairs the cause itself: say what it does, and where."""
+    first = diag.causes[0]
+    assert diag.config is not None
+    what = (
+        words(lang, "troubleshoot.unsynced.layout", builder=diag.config.layout_builder)
+        if first.id == "pp-layout"
+        else words(lang, "troubleshoot.unsynced.edge_counts")
+    )
+    return words(
+        lang, "troubleshoot.unsynced", version=diag.config.version, what=what,
+        source=RUNNER_SYNC_SOURCES[first.id],
+    )  # fmt: skip
 
 
 # What to check for an error text when the config at hand does not explain it (per rule, in our words).
@@ -504,13 +669,16 @@ def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
         first = diag.causes[0]
         where = f" ({diag.signature.where})" if diag.signature else ""
         quoted = f"\n\n```\n{first.upstream_error}\n```" if first.upstream_error else ""
-        parts.append(
-            say(
-                lang,
-                f"**Cause:** the rule module reproduces this error{where} on your config:{quoted}",
-                f"**原因：** 规则模块在你的配置上复现了这个报错{where}：{quoted}",
+        if diag.unsynced:
+            parts.append(f"**{say(lang, 'Cause', '原因')}:** {_unsynced_line(diag, lang)}{quoted}")
+        else:
+            parts.append(
+                say(
+                    lang,
+                    f"**Cause:** the rule module reproduces this error{where} on your config:{quoted}",
+                    f"**原因：** 规则模块在你的配置上复现了这个报错{where}：{quoted}",
+                )
             )
-        )
         if diag.unset_etp:
             assert diag.config is not None and diag.record is not None
             since = ETP_DEFAULT_SINCE

@@ -140,6 +140,7 @@ _ERROR_MARKERS = rx(
     _ERROR_HEAD + r"|\bassertionerror\b|\bruntimeerror\b"
     r"|cuda graph accepts only|\booms?\b|out of memory|outofmemory|显存溢出|显存不足|爆显存|报错|\bsegfault\b"
     r"|segmentation fault|\bnccl (?:error|timeout)\b|\bkilled\b|core dumped|\bcrash(?:ed|es)?\b"
+    r"|\babort(?:s|ed)?\b"
     r"|崩溃|挂了|卡住|显存不够|显存爆|超时|不生效|没生效|不起作用|很慢|太慢|变慢|这么慢|那么慢|好慢|慢了|吞吐很差|吞吐低|气泡太大"
     r"|must be (?:divisible|a multiple)|(?:is )?not divisible|should be divisible|should be \d+ when"
     r"|is only supported|\bfail(?:s|ed)\b|initialize_model_parallel"
@@ -377,7 +378,10 @@ _VERSION_CTX = rx(
     r"(?:megatron[- ]?bridge|mbridge|bridge)\s*[=:]?\s*v?(\d+\.\d+(?:\.\d+)?(?:rc\d+)?)"
     r"|(?:version|版本)\s*[=:]?\s*v?(0\.\d+(?:\.\d+)?(?:rc\d+)?)"
 )
-_MAIN = rx(r"\bon main\b|\bmain branch\b|main\s*分支|@main\b|--version\s+main\b|\b(?:bridge|mbridge) main\b")
+_MAIN = rx(
+    r"\bon main\b|\bmain branch\b|\bmain (?:checkout|snapshot|head)\b|\bcheckout (?:of|from) main\b|"
+    r"main\s*分支|@main\b|--version\s+main\b|\b(?:bridge|mbridge) main\b"
+)
 _LATEST = rx(r"\blatest\b|最新")
 
 

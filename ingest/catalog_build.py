@@ -33,6 +33,7 @@ from pathlib import Path
 from assistant.kb import knowledge_base
 from assistant.records import CatalogSource
 from assistant.rules.versions import BUNDLED_VERSIONS
+from ingest.layout_builders import annotate as annotate_layout_builders
 from ingest.recipes.build import build_catalog, write_catalog
 from ingest.recipes.interpreter import McoreFacts
 from ingest.recipes.mcore import ENUMS, MODEL_PARALLEL_CONFIG, TRANSFORMER_CONFIG, mcore_facts
@@ -216,6 +217,9 @@ def build_version(
         else:
             source = CatalogSource(kind="git", ref=bundled.ref, commit=commit)
             catalog = build_catalog(git_tree, bundled.version, source, mcore=mcore)
+        if not bundled.from_wheel:
+            # The layout builder each recipe registers for run_recipe.py (private, so not extracted).
+            catalog = annotate_layout_builders(catalog, git_dir)
         # Each record says whether its own defaults pass the rule module on its own GPUs.
         return write_catalog(annotate(catalog), out_dir / f"{bundled.version}.json")
 

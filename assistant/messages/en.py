@@ -185,6 +185,10 @@ MESSAGES: dict[str, str] = {
     "seq-length-sync": (
         "model.seq_length={model_seq} differs from dataset.seq_length={dataset_seq}; set both."
     ),
+    "energon-mbs": (
+        "The recipe's Energon dataset is built with micro_batch_size={dataset_mbs} and "
+        "train.micro_batch_size={train_mbs}: the two must match; set dataset.micro_batch_size too."
+    ),
     "vlm-no-images": (
         "Fine-tuning a vision-language model on {dataset!r}, which has no images: training runs, but the "
         "result is meaningless. Use a multimodal dataset preset."
@@ -211,7 +215,69 @@ MESSAGES: dict[str, str] = {
         "With uneven first/last pipeline stages, {middle} of the {layers} layers remain for {middle_pp} "
         "middle stages (PP={pp}), or a stage's layers do not divide by VP."
     ),
+    "pp-uneven.mismatch": (
+        "The first/last stage sizes leave {middle} of the {layers} layers for {middle_pp} middle stages "
+        "(PP={pp}): both must be zero or both non-zero."
+    ),
+    "pp-layout.stages": (
+        "The recipe's pipeline layout has {stages} stages, which PP={pp} does not divide; the layout was "
+        "built for the recipe's own PP and VP and is not rebuilt by {version}'s launcher for this recipe."
+    ),
+    "pp-layout.vp": (
+        "The recipe's pipeline layout has {stages} stages: over PP={pp} that is VP {detected}, not VP={vp}; "
+        "the layout was built for the recipe's own PP and VP and is not rebuilt by {version}'s launcher "
+        "for this recipe."
+    ),
     "vp-layers": "VP={vp} does not divide the {per_stage} layers on each of the {pp} pipeline stages.",
+    "troubleshoot.pp_layout.vp": (
+        "`{name}` builds its pipeline layout (`model.pipeline_model_parallel_layout`) for its own PP {rpp} × "
+        "VP {rvp}: {stages} stages. {launcher}The {stages}-stage layout stays, so over PP {pp} "
+        "Megatron-Core reads VP {detected} from it, and your VP {vp} conflicts with that."
+    ),
+    "troubleshoot.pp_layout.stages": (
+        "`{name}` builds its pipeline layout (`model.pipeline_model_parallel_layout`) for its own PP {rpp} × "
+        "VP {rvp}: {stages} stages. {launcher}The {stages}-stage layout stays, and PP {pp} does not divide "
+        "{stages} stages."
+    ),
+    "troubleshoot.pp_layout.no_builder": (
+        "Megatron-Bridge {version}'s run_recipe.py rebuilds a recipe's layout after -pp/-vp only through a "
+        "layout builder the recipe registers, and this recipe registers none in {version}."
+    ),
+    "troubleshoot.pp_layout.no_sync": (
+        "Megatron-Bridge {version}'s run_recipe.py does not rebuild a recipe's layout after an override."
+    ),
+    "troubleshoot.pp_layout.fixed_in": (
+        "Fixed in Megatron-Bridge {later}: there the recipe registers `{builder}`, and run_recipe.py "
+        "rebuilds the layout for the PP and VP you pass."
+    ),
+    "troubleshoot.pp_layout.options_vp": (
+        "Either leave VP unset: Megatron-Core then runs the {stages}-stage layout as PP {pp} × VP "
+        "{detected}. Or pass an explicit `model.pipeline_model_parallel_layout` with PP {pp} × VP {vp} = "
+        "{want} stages: a layout you pass is never rebuilt."
+    ),
+    "troubleshoot.pp_layout.options_stages": (
+        "Either use a PP that divides the {stages} stages, or pass an explicit "
+        "`model.pipeline_model_parallel_layout` with PP × VP stages for your PP: a layout you pass is never "
+        "rebuilt."
+    ),
+    "troubleshoot.pp_uneven.mismatch": (
+        "{layers} layers minus the edge stages ({edges}) leave {middle} layers for {middle_pp} middle stages "
+        "at PP {pp}: Megatron-Core needs both to be zero or both non-zero."
+    ),
+    "troubleshoot.pp_uneven.even": (
+        "With the recipe's edge-stage sizes cleared, the {layers} layers split evenly over PP {pp}: {per} "
+        "per stage."
+    ),
+    "troubleshoot.unsynced": (
+        "Megatron-Bridge {version}'s run_recipe.py repairs this itself after the override ({what}; "
+        "{source}). A checkout from before that change, or an entry point that does not run it, keeps the "
+        "recipe's values and fails this way:"
+    ),
+    "troubleshoot.unsynced.edge_counts": (
+        "it clears the recipe's own num_layers_in_first/last_pipeline_stage when a -pp override leaves them "
+        "incompatible"
+    ),
+    "troubleshoot.unsynced.layout": "it rebuilds the recipe's pipeline layout through `{builder}`",
     "cp-seq": "Sequence length {seq} is not divisible by 2·CP = {value1}; each CP rank takes two chunks.",
     "long-context-no-cp": (
         "Sequence length {seq} without context parallelism: activation memory grows with the sequence "

@@ -153,6 +153,10 @@ MESSAGES: dict[str, str] = {
     "seq-length-sync": (
         "model.seq_length={model_seq} 与 dataset.seq_length={dataset_seq} 不一致，请同时设置两者。"
     ),
+    "energon-mbs": (
+        "配方的 Energon 数据集按 micro_batch_size={dataset_mbs} 构建，而 train.micro_batch_size={train_mbs}："
+        "两者必须一致；请同时设置 dataset.micro_batch_size。"
+    ),
     "vlm-no-images": (
         "在不含图像的数据集 {dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。"
         "请使用多模态数据集预设。"
@@ -180,7 +184,63 @@ MESSAGES: dict[str, str] = {
         "首尾流水线阶段不均分时，{layers} 层中剩下 {middle} 层分给 {middle_pp} 个中间阶段（PP={pp}），"
         "无法均分，或某阶段层数不能被 VP 整除。"
     ),
+    "pp-uneven.mismatch": (
+        "按首尾阶段的层数，{layers} 层中剩下 {middle} 层分给 {middle_pp} 个中间阶段（PP={pp}）："
+        "两者必须同为零或同不为零。"
+    ),
+    "pp-layout.stages": (
+        "配方的流水线布局有 {stages} 段，PP={pp} 不能整除；该布局是按配方自己的 PP 和 VP 生成的，"
+        "{version} 的启动脚本不会为这个配方重建它。"
+    ),
+    "pp-layout.vp": (
+        "配方的流水线布局有 {stages} 段：分到 PP={pp} 上相当于 VP {detected}，而不是 VP={vp}；"
+        "该布局是按配方自己的 PP 和 VP 生成的，{version} 的启动脚本不会为这个配方重建它。"
+    ),
     "vp-layers": "VP={vp} 不能整除每个流水线阶段（共 {pp} 个）上的 {per_stage} 层。",
+    "troubleshoot.pp_layout.vp": (
+        "`{name}` 按它自己的 PP {rpp} × VP {rvp} 生成流水线布局（`model.pipeline_model_parallel_layout`），"
+        "共 {stages} 段。{launcher}这个 {stages} 段的旧布局保持不变，所以在 PP {pp} 上 Megatron-Core "
+        "从中推出 VP {detected}，与你的 VP {vp} 冲突。"
+    ),
+    "troubleshoot.pp_layout.stages": (
+        "`{name}` 按它自己的 PP {rpp} × VP {rvp} 生成流水线布局（`model.pipeline_model_parallel_layout`），"
+        "共 {stages} 段。{launcher}这个 {stages} 段的旧布局保持不变，而 PP {pp} 不能整除 {stages} 段。"
+    ),
+    "troubleshoot.pp_layout.no_builder": (
+        "Megatron-Bridge {version} 的 run_recipe.py 在 -pp/-vp 覆盖后只会通过配方注册的布局构建函数重建布局，"
+        "而这个配方在 {version} 中没有注册。"
+    ),
+    "troubleshoot.pp_layout.no_sync": (
+        "Megatron-Bridge {version} 的 run_recipe.py 在覆盖参数后不会重建配方的布局。"
+    ),
+    "troubleshoot.pp_layout.fixed_in": (
+        "已在 Megatron-Bridge {later} 中修复：该版本中配方注册了 `{builder}`，run_recipe.py 会按你传入的 "
+        "PP 和 VP 重建布局。"
+    ),
+    "troubleshoot.pp_layout.options_vp": (
+        "要么不设置 VP：Megatron-Core 会把这个 {stages} 段的布局按 PP {pp} × VP {detected} 运行；"
+        "要么显式传入一个 PP {pp} × VP {vp} = {want} 段的 `model.pipeline_model_parallel_layout`："
+        "你传入的布局永远不会被重建。"
+    ),
+    "troubleshoot.pp_layout.options_stages": (
+        "要么换一个能整除 {stages} 段的 PP，要么为你的 PP 显式传入一个 PP × VP 段的 "
+        "`model.pipeline_model_parallel_layout`：你传入的布局永远不会被重建。"
+    ),
+    "troubleshoot.pp_uneven.mismatch": (
+        "{layers} 层减去首尾阶段（{edges}）剩 {middle} 层，而 PP {pp} 下只有 {middle_pp} 个中间阶段："
+        "Megatron-Core 要求两者同为零或同不为零。"
+    ),
+    "troubleshoot.pp_uneven.even": (
+        "清除配方的首尾阶段层数后，{layers} 层可以均分到 PP {pp}：每段 {per} 层。"
+    ),
+    "troubleshoot.unsynced": (
+        "Megatron-Bridge {version} 的 run_recipe.py 会在覆盖后自行修正这一点（{what}；{source}）。"
+        "在此改动之前的代码，或不经过这一步的入口，会保留配方的取值并这样失败："
+    ),
+    "troubleshoot.unsynced.edge_counts": (
+        "当 -pp 覆盖使配方自带的 num_layers_in_first/last_pipeline_stage 不再兼容时将其清除"
+    ),
+    "troubleshoot.unsynced.layout": "通过 `{builder}` 重建配方的流水线布局",
     "cp-seq": "序列长度 {seq} 不能被 2·CP = {value1} 整除（每个 CP rank 处理两个分块）。",
     "long-context-no-cp": (
         "序列长度 {seq} 但未使用上下文并行（CP），激活显存随序列增长，很可能 OOM。"

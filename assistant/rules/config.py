@@ -166,6 +166,10 @@ class EffectiveConfig(Record):
     check_for_nan_in_loss: bool = True
     pretrained_checkpoint: str | None = None
     dataset: str | None = None
+    layout_builder: str | None = None  # RecipeRecord.layout_builder
+    # Model what run_recipe.py does to the config after the overrides (rebuild a recipe-owned layout, clear
+    # stale edge-stage counts); False checks the config as another entry point, or an older checkout, sees it.
+    runner_sync: bool = True
     user_overrides: dict[str, Any] = Field(default_factory=dict)
     values: dict[str, Any] = Field(default_factory=dict)
 
@@ -362,6 +366,7 @@ def build_config(
         check_for_nan_in_loss=_as_bool(values.get("rerun_state_machine.check_for_nan_in_loss"), True),
         pretrained_checkpoint=values.get("checkpoint.pretrained_checkpoint"),
         dataset=dataset,
+        layout_builder=record.layout_builder,
         user_overrides=user,
         values=values,
     )

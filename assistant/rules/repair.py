@@ -81,7 +81,7 @@ def repair(
         if not errors:
             break
         step = next((f for f in map(_fix_of, errors) if f), None)
-        if not step or all(fix.get(key) == value for key, value in step.items()):
+        if not step or all(key in fix and fix[key] == value for key, value in step.items()):
             break
         fix.update(step)
         errors = errors_of(

@@ -73,6 +73,30 @@ def uneven_middle_vp(per_rank: int, vp: int) -> str:
     )
 
 
+def uneven_mismatch(layers: int, middle_pp: int) -> str:
+    # same file (ValueError), core_v0.16.0+ (transformer_config.py:2342 main): the edge stages leave layers
+    # but no middle stage, or middle stages but no layers
+    return f"Mismatch: {layers} middle layers remaining but {middle_pp} middle PP stages available."
+
+
+# megatron/core/transformer/pipeline_parallel_layer_layout.py:37 (core_v0.15.0; :42 main, same text): an
+# explicit layout's stage count must divide by PP; PP x VP is then its number of stages.
+def layout_pp(stages: int, pp: int) -> str:
+    return (
+        "pipeline_model_parallel_layout must be divisible by pipeline_model_parallel_size "
+        f"(len(layout)={stages}, pipeline_model_parallel_size={pp})"
+    )
+
+
+# megatron/core/transformer/transformer_config.py:1069 (core_v0.15.0; :2280 main), AssertionError; the two
+# spaces are upstream's
+def layout_vp(vp: int, detected: int) -> str:
+    return (
+        "virtual_pipeline_model_parallel_size conflicts with pipeline_model_parallel_layout, "
+        f"(self.virtual_pipeline_model_parallel_size={vp},  detected_vpp_size={detected})"
+    )
+
+
 CP_SEQ = "Sequence length must be divisible by 2 * context parallel size if context parallel is used."
 FINETUNE_CP_PER_TOKEN = "When finetuning with CP>1, calculate_per_token_loss must be True"
 FINETUNE_CP_AVERAGE = "When finetuning with CP>1, average_in_collective must be False"
@@ -134,6 +158,14 @@ def packed_mbs(mbs: int, gbs: int | None, packed_size: int | None) -> str:
         f"(currently {packed_size}) \n"
         f"For details please visit "
         f"https://docs.nvidia.com/nemo-framework/user-guide/latest/sft_peft/packed_sequence.html"
+    )
+
+
+# src/megatron/bridge/training/config.py:1196 (v0.6.0; :1319 main), ValueError
+def energon_micro_batch(dataset_mbs: int, train_mbs: int) -> str:
+    return (
+        "EnergonDatasetConfig.micro_batch_size must match train.micro_batch_size "
+        f"({dataset_mbs} != {train_mbs})."
     )
 
 

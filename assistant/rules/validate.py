@@ -65,6 +65,66 @@ SPLIT_LAYER_FLAGS = (EMBEDDING_SPLIT_FLAG, LOSS_SPLIT_FLAG)
 FLEXIBLE_LAYOUT_KEYS = (PIPELINE_LAYOUT, FIRST_STAGE_LAYERS, LAST_STAGE_LAYERS, *SPLIT_LAYER_FLAGS)
 
 
+EDGE_STAGE_KEYS = (FIRST_STAGE_LAYERS, LAST_STAGE_LAYERS)
+PP_KEY = "model.pipeline_model_parallel_size"
+VP_KEY = "model.virtual_pipeline_model_parallel_size"
+
+
+def edge_split_compatible(layers: int, pp: int, first: int | None, last: int | None) -> bool:
+    """run_recipe.py's test (recipe_runner.py:401 main) that the first/last stage sizes still fit this PP."""
+    middle_stages = pp - (first is not None) - (last is not None)
+    middle_layers = layers - (first or 0) - (last or 0)
+    return (
+        middle_stages >= 0
+        and middle_layers >= 0
+        and bool(middle_stages) == bool(middle_layers)
+        and (middle_stages == 0 or middle_layers % middle_stages == 0)
+    )
+
+
+def _runner_clears_edges(config: EffectiveConfig, arch: ModelArch | None, tr) -> bool:
+    """run_recipe.py at main (PR 5581, recipe_runner.py:391) clears the recipe's num_layers_in_first/last_
+    pipeline_stage after a -pp override that leaves them incompatible, when the recipe registers no layout
+    builder and sets no explicit layout; it keeps them when the user set both."""
+    user, values = config.user_overrides, config.values
+    if not (config.runner_sync and tr.runner_clears_edge_counts) or arch is None or config.layout_builder:
+        return False
+    if PP_KEY not in user or PIPELINE_LAYOUT in user or values.get(PIPELINE_LAYOUT) is not None:
+        return False
+    first, last = (values.get(key) for key in EDGE_STAGE_KEYS)
+    if (first is None and last is None) or all(key in user for key in EDGE_STAGE_KEYS):
+        return False
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in (first, last)):
+        return False
+    return not edge_split_compatible(arch.num_layers, config.pp, first, last)
+
+
+def layout_stages(layout: object) -> int | None:
+    """Stages (PP x VP) of an explicit pipeline layout: a list of stage lists, or Megatron-Core's string form
+    ("Et|(tt|)*30mL"; PipelineParallelLayerLayout.parse_str_to_list, core_v0.15.0); None if neither."""
+    if isinstance(layout, list) and layout and all(isinstance(row, list) for row in layout):
+        return len(layout)
+    if not isinstance(layout, str) or not layout:
+        return None
+    text = layout.replace(",", "")
+    text = re.sub(r"\(([^)]+)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
+    text = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
+    return len(text.split("|"))
+
+
+def layout_rebuilt(config: EffectiveConfig, tr) -> bool:
+    """run_recipe.py (v0.6.0+) rebuilds the recipe's layout after a -pp/-vp override through the builder the
+    recipe registers (sync_model_pipeline_layout, recipe_runner.py:373); an explicit layout override wins."""
+    user = config.user_overrides
+    return bool(
+        config.runner_sync
+        and tr.runner_rebuilds_layout
+        and config.layout_builder
+        and (PP_KEY in user or VP_KEY in user)
+        and PIPELINE_LAYOUT not in user
+    )
+
+
 def has_flexible_layout(values: dict) -> bool:
     """The recipe places layers on pipeline stages itself (explicit layout or uneven first/last stages)."""
     return any(values.get(key) not in (None, False) for key in FLEXIBLE_LAYOUT_KEYS)
@@ -89,6 +149,11 @@ class _Context:
         self.experts = arch.num_moe_experts if arch else None
         self.etp = effective_etp(config.etp, config.tp, config.ep, version)
         values = config.values
+        # run_recipe.py (main) drops recipe-owned edge-stage sizes a -pp override makes incompatible.
+        self.cleared_edges = _runner_clears_edges(config, arch, self.traits)
+        if self.cleared_edges:
+            values = {**values, **{k: None for k in EDGE_STAGE_KEYS if k not in config.user_overrides}}
+        self.values: dict = values
         self.flexible_layout = has_flexible_layout(values)
 
     def tp_fix(self) -> int:
@@ -226,6 +291,7 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
                 fix=kv(model__virtual_pipeline_model_parallel_size=None),
             )
         )
+    found += _explicit_layout(ctx)  # needs no architecture: the layout's stages against PP and VP
     if arch is None:
         return found
     if ctx.flexible_layout:
@@ -270,11 +336,45 @@ def rule_pipeline(ctx: _Context) -> list[Finding]:
     return found
 
 
+def _explicit_layout(ctx: _Context) -> list[Finding]:
+    """Megatron-Core's checks of an explicit layout against PP and VP: its stage count must divide by PP,
+    and a VP that is set must equal stages / PP. A recipe's layout is built for its own PP and VP; after a
+    -pp/-vp override it is stale unless the launcher rebuilds it (layout_rebuilt)."""
+    config = ctx.config
+    stages = layout_stages(ctx.values.get(PIPELINE_LAYOUT))
+    if stages is None or layout_rebuilt(config, ctx.traits):
+        return []
+    pp, vp = config.pp, config.vp
+    common = {"stages": stages, "pp": pp, "version": ctx.version}
+    if stages % pp:
+        return [
+            finding(
+                "pp-layout",
+                "error",
+                msg("pp-layout.stages", **common),
+                upstream_error=upstream.layout_pp(stages, pp),
+                fix=kv(model__pipeline_model_parallel_size=max(d for d in divisors(stages) if d <= pp)),
+            )
+        ]
+    detected = stages // pp
+    if vp is not None and vp != detected:
+        return [
+            finding(
+                "pp-layout",
+                "error",
+                msg("pp-layout.vp", detected=detected, vp=vp, **common),
+                upstream_error=upstream.layout_vp(vp, detected),
+                fix=kv(model__virtual_pipeline_model_parallel_size=None),
+            )
+        ]
+    return []
+
+
 def _uneven_split(ctx: _Context) -> list[Finding]:
     """Megatron-Core's checks on num_layers_in_first/last_pipeline_stage (transformer_config.py): the middle
     stages split the rest evenly, and with a virtual pipeline every stage's layers divide by VP. An explicit
     layout or the embedding/loss split flags are checked by Megatron itself and not here."""
-    values, config, arch = ctx.config.values, ctx.config, ctx.arch
+    values, config, arch = ctx.values, ctx.config, ctx.arch
     if arch is None or config.pp <= 1 or values.get(PIPELINE_LAYOUT):
         return []
     if any(values.get(key) for key in SPLIT_LAYER_FLAGS):
@@ -289,19 +389,29 @@ def _uneven_split(ctx: _Context) -> list[Finding]:
             texts.append(upstream.uneven_edge_vp(edge, count, vp))
         middle_layers -= count
         middle_pp -= 1
-    if middle_pp and middle_layers % middle_pp:
+    mismatch = ctx.traits.checks_middle_stage_mismatch and bool(middle_layers) != bool(middle_pp)
+    if mismatch:
+        texts.append(upstream.uneven_mismatch(middle_layers, middle_pp))
+    elif middle_pp and middle_layers % middle_pp:
         texts.append(upstream.uneven_middle_pp(middle_layers, middle_pp))
     elif middle_pp and vp and (middle_layers // middle_pp) % vp:
         texts.append(upstream.uneven_middle_vp(middle_layers // middle_pp, vp))
     if not texts:
         return []
+    # The recipe's own edge sizes, dropped, let the layers split evenly (what run_recipe.py does at main).
+    user = config.user_overrides
+    recipe_edges = [k for k in EDGE_STAGE_KEYS if values.get(k) is not None and k not in user]
+    set_edges = sum(c is not None for c in edges.values())
+    even = arch.num_layers % config.pp == 0 and len(recipe_edges) == set_edges
+    mismatch_text = upstream.uneven_mismatch(middle_layers, middle_pp)
+    key = "pp-uneven.mismatch" if texts[0] == mismatch_text else "pp-uneven"
     return [
         finding(
             "pp-uneven",
             "error",
-            msg("pp-uneven", layers=arch.num_layers, pp=config.pp, middle=middle_layers, middle_pp=middle_pp),
+            msg(key, layers=arch.num_layers, pp=config.pp, middle=middle_layers, middle_pp=middle_pp),
             upstream_error=texts[0],
-            fix=None,
+            fix=" ".join(f"{k}=null" for k in recipe_edges) if even and recipe_edges else None,
         )
     ]
 
@@ -717,6 +827,27 @@ def rule_seq_sync(ctx: _Context) -> list[Finding]:
     ]
 
 
+def rule_energon_batch(ctx: _Context) -> list[Finding]:
+    """Bridge builds the Energon loader with the dataset's own micro_batch_size and checks it against
+    train.micro_batch_size (config.py:1196 v0.6.0): raising one alone fails before the first step."""
+    config = ctx.config
+    target = (config.dataset_target or "").rsplit(".", 1)[-1]
+    if not ctx.traits.checks_energon_micro_batch or target != "EnergonDatasetConfig" or config.dataset:
+        return []
+    dataset_mbs, train_mbs = config.values.get("dataset.micro_batch_size"), config.micro_batch_size
+    if not isinstance(dataset_mbs, int) or isinstance(dataset_mbs, bool) or train_mbs in (None, dataset_mbs):
+        return []
+    return [
+        finding(
+            "energon-mbs",
+            "error",
+            msg("energon-mbs", dataset_mbs=dataset_mbs, train_mbs=train_mbs),
+            upstream_error=upstream.energon_micro_batch(dataset_mbs, int(train_mbs)),
+            fix=kv(dataset__micro_batch_size=train_mbs),
+        )
+    ]
+
+
 # ---------------------------------------------------------------- CUDA graphs
 
 
@@ -1111,6 +1242,7 @@ RULES: list[Rule] = [
     rule_dataset,
     rule_peft_checkpoint,
     rule_seq_sync,
+    rule_energon_batch,
     rule_cuda_graphs,
     rule_fsdp,
     rule_cpu_offloading,

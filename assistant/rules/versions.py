@@ -46,6 +46,14 @@ def version_key(version: str) -> tuple[int, int, int]:
     return major, minor, patch
 
 
+# Where run_recipe.py repairs a config after the overrides, per rule it would otherwise fail (verified in the
+# Bridge mirror: git show main:scripts/training/recipe_runner.py; git log --grep=5581).
+RUNNER_SYNC_SOURCES = {
+    "pp-uneven": "scripts/training/recipe_runner.py:391 at main, PR #5581",
+    "pp-layout": "scripts/training/recipe_runner.py:373, v0.6.0+",
+}
+
+
 @dataclass(frozen=True)
 class VersionTraits:
     version: str
@@ -57,6 +65,19 @@ class VersionTraits:
     runner_syncs_seq_length: bool  # run_recipe.py copies dataset.seq_length into model.seq_length
     layers_pp_message_has_numbers: bool  # Megatron-Core >= 0.17 prints num_layers and PP in the assert
     etp_defaults_to_one: bool  # Bridge sets an unset ETP to 1 when EP > 1 (models/transformer_config.py)
+    # run_recipe.py rebuilds a recipe-owned pipeline layout after -pp/-vp, through the builder the recipe
+    # registers as model._pipeline_model_parallel_layout_builder (scripts/training/recipe_runner.py:373,
+    # v0.6.0)
+    runner_rebuilds_layout: bool
+    # run_recipe.py clears recipe-owned num_layers_in_first/last_pipeline_stage that a -pp override makes
+    # incompatible (recipe_runner.py:391 main, PR 5581 after v0.6.0)
+    runner_clears_edge_counts: bool
+    # Megatron-Core raises "Mismatch: N middle layers remaining but M middle PP stages available."
+    # (core 0.16+, transformer_config.py); the v0.3.1 pin may still run core 0.15, which does not
+    checks_middle_stage_mismatch: bool
+    # Bridge checks EnergonDatasetConfig.micro_batch_size against train.micro_batch_size
+    # (src/megatron/bridge/training/config.py:1196 v0.6.0; absent in v0.5.1)
+    checks_energon_micro_batch: bool
 
 
 def traits(version: str) -> VersionTraits:
@@ -71,4 +92,8 @@ def traits(version: str) -> VersionTraits:
         runner_syncs_seq_length=key >= (0, 5),
         layers_pp_message_has_numbers=key >= (0, 5),
         etp_defaults_to_one=key >= (0, 6),
+        runner_rebuilds_layout=key >= (0, 6),
+        runner_clears_edge_counts=key > (0, 6, 0),
+        checks_middle_stage_mismatch=key >= (0, 5),
+        checks_energon_micro_batch=key >= (0, 6),
     )
