@@ -35,9 +35,10 @@ from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
 from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
-from assistant.planning.resize import resize
+from assistant.planning.resize import resize, weak_scaling
 from assistant.recommend import (
     Recommendation,
+    benchmark_for_count,
     cluster_for,
     estimate_run,
     exact_recipe,
@@ -62,7 +63,14 @@ from assistant.topic_answer import (
     uncovered_line,
 )
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
-from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
+from assistant.understand import (
+    asks_about_speed,
+    is_question,
+    mentions_packing,
+    same_setup,
+    split_cases,
+    understand,
+)
 from assistant.vectorstore import IndexUnavailable
 from assistant.version_facts import dataset_fact, launcher_facts
 from assistant.version_resolve import VersionChoice, selected_choice
@@ -686,7 +694,10 @@ def _with_version_note(answer: Answer, choice: VersionChoice) -> Answer:
 
 
 def _ask_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
-    cases = split_cases(_clip(question), lambda piece: _is_setup(piece, version_context(base_version)))
+    ctx = version_context(base_version)
+    cases = split_cases(
+        _clip(question), lambda piece: _is_setup(piece, ctx), lambda one, other: _same_setup(one, other, ctx)
+    )
     check_setups(len(cases))
     if cases:
         answer = _ask_cases(question, cases, base_version, turn)
@@ -701,6 +712,12 @@ def _is_setup(text: str, ctx: VersionContext) -> bool:
     slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
     named = bool(slots.model_stem) and bool(slots.goal or slots.num_gpus or slots.num_nodes)
     return named or slots.intent == "first_try"
+
+
+def _same_setup(first: str, second: str, ctx: VersionContext) -> bool:
+    """Two pieces of a listed question are one run told in parts (the GPUs, then that model's recipe)."""
+    one, other = (understand(text, known_stems=list(ctx.stems), index=ctx.index) for text in (first, second))
+    return same_setup(one, other)
 
 
 def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> Answer:
@@ -1019,6 +1036,33 @@ def _troubleshoot_answer(
     return answer
 
 
+def _weak_scaled_line(rec: Recommendation, catalog: Catalog, lang: str) -> str:
+    """The launcher weak-scales this benchmark recipe's GBS on the plan's DP: say so, and how to keep it
+    (led by "no variant is written for N GPUs" when the release has none)."""
+    plan, version = rec.plan, catalog.version
+    if plan is None or any(item.key == "train.global_batch_size" for item in rec.overrides):
+        return ""
+    user = {**rec.slots.overrides}
+    weak = weak_scaling(rec.recipe, version, user)
+    if weak is None or plan.dp == weak.dp or weak.at(plan.dp) != plan.gbs:
+        return ""
+    lead = ""
+    other_count = plan.num_gpus != rec.recipe.encoded_gpus
+    if other_count and benchmark_for_count(catalog, rec.recipe, plan.num_gpus) is None:
+        lead = words(lang, "service.answer_from.no_count_variant", gpus=plan.num_gpus, version=version)
+    return lead + words(
+        lang,
+        "service.answer_from.weak_scaled",
+        gpus=plan.num_gpus,
+        version=version,
+        old=weak.gbs,
+        dp_old=weak.dp,
+        gpus_old=weak.gpus,
+        new=plan.gbs,
+        dp=plan.dp,
+    )
+
+
 def _answer_from(
     answer: Answer,
     rec: Recommendation,
@@ -1050,6 +1094,8 @@ def _answer_from(
         preface.append(note)
     if rec.recipe.kind == "benchmark":
         preface.append(words(lang, "service.answer_from.benchmark_recipe"))
+        if line := _weak_scaled_line(rec, ctx.catalog, lang):
+            preface.append(line)
     gpu_type = rec.cluster.gpu_type if rec.cluster else rec.slots.gpu_type
     if typed := precision_variants(ctx.catalog, rec.recipe, rec.slots.precision, gpu_type):
         listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in typed)

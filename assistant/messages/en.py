@@ -63,6 +63,16 @@ MESSAGES: dict[str, str] = {
         "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a fixed "
         "number of steps. It is not a production training recipe."
     ),
+    "service.answer_from.no_count_variant": (
+        "Megatron-Bridge {version} has no variant of this benchmark recipe written for {gpus} GPUs. "
+    ),
+    "service.answer_from.weak_scaled": (
+        "On {gpus} GPUs, `run_recipe.py` and `setup_experiment.py` in {version} weak-scale this benchmark "
+        "recipe's global batch: GBS {old} at DP {dp_old} (the {gpus_old} GPUs in its name) becomes GBS {new} "
+        "at DP {dp}, the same samples per data-parallel rank; the plan shows that batch. To keep GBS {old}, "
+        "pass `train.global_batch_size={old}` (or `--global_batch_size {old}`), which turns weak scaling "
+        "off; gradient accumulation then absorbs the change in DP."
+    ),
     "service.answer_from.precision_variants": (
         "Benchmark recipes of this model written for {gpu} in {precision} (Megatron-Bridge {version}): "
         "{listed}, tuned for throughput on mock data. The recipe below is the one to train with, in "
@@ -420,6 +430,10 @@ MESSAGES: dict[str, str] = {
     "reason.gbs": (
         "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the "
         "optimisation and is a convergence change."
+    ),
+    "reason.gbs_weak_fraction": (
+        "GBS {value}: given explicitly, because weak scaling the recipe's GBS {old} from DP {dp_old} to DP "
+        "{dp} gives no whole number and the launcher stops without one."
     ),
     "reason.seq": "Sequence length {value}: requested by the user (dataset and model are set together).",
     "reason.user": "Requested by the user.",

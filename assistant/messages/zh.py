@@ -49,6 +49,16 @@ MESSAGES: dict[str, str] = {
     "service.answer_from.benchmark_recipe": (
         "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。"
     ),
+    "service.answer_from.no_count_variant": (
+        "Megatron-Bridge {version} 没有为 {gpus} 个 GPU 编写的该基准配方变体。"
+    ),
+    "service.answer_from.weak_scaled": (
+        "在 {gpus} 个 GPU 上，{version} 的 `run_recipe.py` 和 `setup_experiment.py` "
+        "会对这个基准配方的全局批量做弱扩展：DP {dp_old}（名称中的 {gpus_old} 个 GPU）时的 "
+        "GBS {old} 变为 DP {dp} 时的 GBS {new}，每个数据并行 rank 的样本数不变；"
+        "计划中显示的就是这个批量。若要保持 GBS {old}，请传入 `train.global_batch_size={old}`"
+        "（或 `--global_batch_size {old}`），这会关闭弱扩展，由梯度累积吸收 DP 的变化。"
+    ),
     "service.answer_from.precision_variants": (
         "该模型为 {gpu} 编写的 {precision} 基准配方（Megatron-Bridge {version}）：{listed}，"
         "针对模拟数据上的吞吐调优。实际训练请用下面的配方，通过其精度覆盖项以 {precision} 训练。"
@@ -355,6 +365,10 @@ MESSAGES: dict[str, str] = {
     "reason.mbs": "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
     "reason.gbs": (
         "GBS {value}（原为 {old}）：{world} 个 GPU 上没有布局能整除 {old}；这会改变优化过程，属于收敛性变更。"
+    ),
+    "reason.gbs_weak_fraction": (
+        "GBS {value}：显式给出，因为把配方的 GBS {old} 从 DP {dp_old} 弱扩展到 DP {dp} "
+        "得不到整数，不给出时启动器会报错停止。"
     ),
     "reason.seq": "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
     "reason.user": "用户指定。",

@@ -57,6 +57,10 @@ class VersionTraits:
     runner_syncs_seq_length: bool  # run_recipe.py copies dataset.seq_length into model.seq_length
     layers_pp_message_has_numbers: bool  # Megatron-Core >= 0.17 prints num_layers and PP in the assert
     etp_defaults_to_one: bool  # Bridge sets an unset ETP to 1 when EP > 1 (models/transformer_config.py)
+    # run_recipe.py and setup_experiment.py rescale a benchmark recipe's GBS by the DP ratio when it runs on
+    # another world size, unless the GBS is given (v0.6.0 scripts/training/run_recipe.py:343
+    # _apply_benchmark_weak_scaling, scripts/common/benchmark_parallelism.py:126; absent from v0.5.1)
+    weak_scales_benchmark_gbs: bool
 
 
 def traits(version: str) -> VersionTraits:
@@ -71,4 +75,5 @@ def traits(version: str) -> VersionTraits:
         runner_syncs_seq_length=key >= (0, 5),
         layers_pp_message_has_numbers=key >= (0, 5),
         etp_defaults_to_one=key >= (0, 6),
+        weak_scales_benchmark_gbs=key >= (0, 6),
     )
