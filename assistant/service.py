@@ -51,6 +51,7 @@ from assistant.recommend import (
 )
 from assistant.records import Catalog, Cluster, Finding, Hit, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
+from assistant.rules.commands import choose_dataset, run_recipe_args
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, precision_finding, precision_label, validate
 from assistant.session import Conversation, clarifying_question, missing
@@ -778,7 +779,26 @@ def _form_line(text: str, form: intent_form.Form | None, answer: Answer, ctx: Ve
         return intent_form.distributed_import(version, lang, intent_form.load_conversion())
     if form == "batch_divisible":
         return intent_form.batch_divisible(lang)
+    if form == "start_from_hf":
+        if answer.recipe is not None:  # a model named: whether its recipe starts from converted weights
+            return intent_form.conversion_need(answer.recipe, version, lang)
+        return "" if answer.slots.model_stem else _start_from_hf(ctx, lang)
     return ""
+
+
+def _start_from_hf(ctx: VersionContext, lang: str) -> str:
+    """How to start from a Hugging Face model, asked with no model named: the release's two steps, shown
+    on its first-try pick with checkpoint.pretrained_checkpoint set."""
+    chosen = quick_pick.pick("first_try", ctx.catalog, quick_pick.load_table())
+    example = chosen.record if chosen is not None else None
+    launch = None
+    launcher = ctx.catalog.launcher
+    if example is not None and launcher.script is not None:
+        dataset = choose_dataset(ctx.catalog.version, example.mode, launcher)
+        start = {"checkpoint.pretrained_checkpoint": "${PRETRAINED_CHECKPOINT}"}
+        launch = " ".join([launcher.script, *run_recipe_args(launcher, example, dataset, start)])
+    table = intent_form.load_conversion()
+    return intent_form.start_from_hf(ctx.catalog.version, lang, table, example, launch)
 
 
 def _ask_routed(

@@ -50,6 +50,25 @@ MESSAGES: dict[str, str] = {
         "run: sequence length {seq}, {changed}. These change what is trained; they only prove the "
         "install."
     ),
+    "intent_form.start_from_hf": (
+        "**Starting from a Hugging Face model in Megatron-Bridge {version} takes two steps.** "
+        "1. Convert its weights to a Megatron checkpoint once, in Python with `{call}` "
+        "(`from megatron.bridge import AutoBridge`) or with `{cli}`. 2. Launch that model's recipe, "
+        "`<model>_pretrain_config` to pretrain (`<model>_sft_config` to fine-tune), with "
+        "`checkpoint.pretrained_checkpoint` set to the converted directory.{example} {accepts} Tell me the "
+        "model and your GPUs, and I will pick its recipe and size the run.\n\nSources: {sources}"
+    ),
+    "intent_form.start_from_hf.example": (
+        " For example, for `{hf_model}` and its recipe `{name}`, under torchrun: `{launch}`."
+    ),
+    "intent_form.start_from_hf.hf_directory": (
+        "In {version}, `checkpoint.pretrained_checkpoint` also takes a local Hugging Face model directory "
+        "(with `config.json` and its weight files), so step 1 is optional; a hub id is not accepted there."
+    ),
+    "intent_form.start_from_hf.megatron_only": (
+        "In {version}, `checkpoint.pretrained_checkpoint` must be a Megatron checkpoint, so step 1 is "
+        "needed; a local Hugging Face directory is accepted there from {since} on."
+    ),
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "

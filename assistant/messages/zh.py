@@ -39,6 +39,24 @@ MESSAGES: dict[str, str] = {
         "按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行："
         "序列长度 {seq}，{changed}。这些改动会改变训练内容，只用于验证安装。"
     ),
+    "intent_form.start_from_hf": (
+        "**在 Megatron-Bridge {version} 中从 Hugging Face 模型开始训练分两步。** "
+        "1. 先把权重转换成 Megatron 检查点（只需一次）：Python 中用 `{call}`（`from megatron.bridge "
+        "import AutoBridge`），或命令行 `{cli}`。2. 启动该模型的配方：预训练用 `<model>_pretrain_config`"
+        "（微调用 `<model>_sft_config`），并把 `checkpoint.pretrained_checkpoint` 设为转换后的目录。"
+        "{example}{accepts}告诉我模型和你的 GPU，我会选出它的配方并规划并行布局。\n\n来源：{sources}"
+    ),
+    "intent_form.start_from_hf.example": (
+        "例如 `{hf_model}` 及其配方 `{name}`，在 torchrun 下：`{launch}`。"
+    ),
+    "intent_form.start_from_hf.hf_directory": (
+        "在 {version} 中，`checkpoint.pretrained_checkpoint` 也接受本地 Hugging Face 模型目录"
+        "（含 `config.json` 和权重文件），所以第 1 步可以省略；但不接受 hub id。"
+    ),
+    "intent_form.start_from_hf.megatron_only": (
+        "在 {version} 中，`checkpoint.pretrained_checkpoint` 必须是 Megatron 检查点，所以需要第 1 步；"
+        "从 {since} 起才接受本地 Hugging Face 目录。"
+    ),
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
