@@ -316,3 +316,17 @@ def test_a_weak_scaled_batch_that_is_not_whole_is_given_explicitly():
     gbs = keys(result)["train.global_batch_size"]
     assert gbs.value == result.plan.gbs and "weak scaling" in gbs.reason
     assert_consistent(result, LLAMA3_8B, 6)
+
+
+def test_a_weak_scaled_batch_that_mbs_dp_does_not_divide_says_so():
+    """A recipe whose own GBS leaves 1.5 samples per DP rank (12 over DP 8) keeps that ratio when
+    weak-scaled: 6 at DP 4 is whole but not divisible by MBS·DP, so the plan gives a GBS and says why."""
+    record = make_record("llama3_8b_pretrain_8gpu_h100_bf16_config", kind="benchmark", gbs=12, seq=1024,
+                         encoded_gpus=8, gpu_type="h100", precision="bf16")  # fmt: skip
+    pinned = {"model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1}
+    result = plan_for(record, LLAMA3_8B, 4, user_overrides=pinned)
+    assert result.plan.dp == 4 and result.plan.gbs % 4 == 0
+    gbs = keys(result)["train.global_batch_size"]
+    assert "weak-scale the recipe's GBS 12 to 6 at DP 4" in gbs.reason
+    assert "在 DP 4 上弱扩展为 6" in gbs.reason_zh
+    assert_consistent(result, LLAMA3_8B, 4)

@@ -454,6 +454,10 @@ MESSAGES: dict[str, str] = {
         "GBS {value}: given explicitly, because weak scaling the recipe's GBS {old} from DP {dp_old} to DP "
         "{dp} gives no whole number and the launcher stops without one."
     ),
+    "reason.gbs_weak_uneven": (
+        "GBS {value}: given explicitly, because the launcher would weak-scale the recipe's GBS {old} to "
+        "{scaled} at DP {dp}, which MBS·DP does not divide; this is a convergence change."
+    ),
     "reason.seq": "Sequence length {value}: requested by the user (dataset and model are set together).",
     "reason.user": "Requested by the user.",
     "reason.unknown_batch": (

@@ -388,6 +388,10 @@ MESSAGES: dict[str, str] = {
         "GBS {value}：显式给出，因为把配方的 GBS {old} 从 DP {dp_old} 弱扩展到 DP {dp} "
         "得不到整数，不给出时启动器会报错停止。"
     ),
+    "reason.gbs_weak_uneven": (
+        "GBS {value}：显式给出，因为启动器会把配方的 GBS {old} 在 DP {dp} 上弱扩展为 {scaled}，"
+        "而 MBS·DP 不能整除它；这属于收敛性变更。"
+    ),
     "reason.seq": "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
     "reason.user": "用户指定。",
     "reason.unknown_batch": "{value}：配方未静态给出该值，因此方案中显式设置。",

@@ -584,6 +584,7 @@ def _finish(
         "pp": layout.pp,
         "dp": cluster.num_gpus // (layout.tp * layout.pp * layout.cp),
         "dp_old": weak.dp if weak else None,
+        "scaled": layout.runner_gbs,
     }
     overrides: list[Override] = []
     if seq != base.seq_length:
@@ -600,6 +601,8 @@ def _finish(
             reason = "user"
         elif name == "gbs" and weak is not None and current[name] is None:
             reason = "gbs_weak_fraction"
+        elif name == "gbs" and weak is not None:
+            reason = "gbs_weak_uneven"  # the launcher's scaled GBS is whole, but MBS·DP does not divide it
         elif current[name] is None and name in ("mbs", "gbs"):
             reason = "unknown_batch"
         elif name == "pp" and value == 1:
