@@ -15,11 +15,14 @@ from typing import Any, Literal
 
 from assistant.bounds import MAX_GPUS
 from assistant.kb import KnowledgeBase
+from assistant.messages import words
 from assistant.records import RecipeRecord, Slots
 from assistant.rules.upstream import batch, expert_world
 from assistant.rules.versions import version_key
 
-Form = Literal["why_allowed", "conversion_need", "distributed_import", "batch_divisible", "can_train"]
+Form = Literal[
+    "why_allowed", "conversion_need", "distributed_import", "start_from_hf", "batch_divisible", "can_train"
+]
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -52,6 +55,13 @@ _DISTRIBUTED_IMPORT = _rx(
     r"|(?:多卡|多 GPU|多GPU|多个 ?GPU|分布式).{0,8}(?:导入|转换)"
     r"|(?:导入|转换).{0,30}(?:内存|主机内存).{0,10}(?:不够|溢出|爆|OOM)"
 )
+# "I want to start pretraining from a Hugging Face model: where do I begin?", "想从 HF 模型开始训练"
+_START_FROM_HF = _rx(
+    r"\b(?:start|begin|initiali[sz]e|init|warm[- ]start|continue|resume|bootstrap)\w*\b.{0,50}?"
+    r"\bfrom (?:an? |the |my |some |existing )?(?:pre-?trained )?(?:hugging ?face|hf)\b"
+    r"(?! (?:hub )?(?:dataset|data)\b)"
+    r"|(?:从|基于|用)\s*(?:hugging ?face|hf)\s*(?:上的|的)?\s*(?:模型|权重|检查点|checkpoint)"
+)
 _BATCH_DIVISIBLE = _rx(
     r"\b(?:global |train(?:ing)? )?batch[ _-]?size\b.{0,50}\bdivisible by\b"
     r"|\bdivisible by\b.{0,40}\bbatch[ _-]?size\b|(?:批次|批大小|batch size|batch_size).{0,20}整除"
@@ -67,6 +77,7 @@ _CAN_TRAIN = re.compile(
 )
 _FORMS: tuple[tuple[Form, re.Pattern[str]], ...] = (
     ("distributed_import", _DISTRIBUTED_IMPORT),
+    ("start_from_hf", _START_FROM_HF),
     ("conversion_need", _CONVERSION_NEED),
     ("why_allowed", _WHY_ALLOWED),
     ("batch_divisible", _BATCH_DIVISIBLE),
@@ -237,6 +248,43 @@ def distributed_import(version: str, lang: str, table: dict[str, Any]) -> str:
         f"Megatron-Bridge {version} you can convert across GPUs under `torchrun` instead, each rank "
         f"loading and saving its shard:\n{steps}\n\n"
         f"Example script: `{spread['example']}` (arguments {args}).\n\nSource: {sources}"
+    )
+
+
+def start_from_hf(
+    version: str, lang: str, table: dict[str, Any], example: RecipeRecord | None, launch: str | None
+) -> str:
+    """How a run starts from a Hugging Face model in this release: convert once (Python call or the
+    release's CLI), then a recipe with checkpoint.pretrained_checkpoint at the result; `launch` is the
+    run_recipe.py call of `example` (the release's first-try pick) with it set. "" without a table row."""
+    rows = table["start_from_hf"]["rows"]
+    row = _holds(rows, version)
+    if row is None or _holds(table["single_process"]["rows"], version) is None:
+        return ""
+    hf_model = (example.hf_model_id if example else None) or "<hf_model_id>"
+    cli = row["cli"].format(hf_model=hf_model, megatron_path="${PRETRAINED_CHECKPOINT}")
+    since = next((r["since"] for r in rows if r.get("hf_directory_accepted")), None)
+    if row.get("hf_directory_accepted"):
+        accepts = words(lang, "intent_form.start_from_hf.hf_directory", version=version)
+    elif since is not None:
+        accepts = words(lang, "intent_form.start_from_hf.megatron_only", version=version, since=since)
+    else:
+        accepts = ""
+    example_line = (
+        words(lang, "intent_form.start_from_hf.example", name=example.name, hf_model=hf_model, launch=launch)
+        if example is not None and launch
+        else ""
+    )
+    sources = "; ".join(f"`{source.split(' ')[0]}`" for source in row["sources"])  # file:line, no note
+    return words(
+        lang,
+        "intent_form.start_from_hf",
+        version=version,
+        call=table["single_process"]["call"],
+        cli=cli,
+        example=example_line,
+        accepts=accepts,
+        sources=sources,
     )
 
 

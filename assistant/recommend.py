@@ -245,6 +245,26 @@ def precision_variants(
     return sorted(found, key=lambda r: (_validated_gpus(r), r.name))
 
 
+def benchmark_for_count(catalog: Catalog, record: RecipeRecord, num_gpus: int) -> RecipeRecord | None:
+    """The benchmark recipe of this one's model, goal, GPU type and precision written for `num_gpus`
+    GPUs, if the release has one ("is there an 8-GPU variant of nemotronh_56b_pretrain_64gpu_b300_...?")."""
+    stem = stem_of(record.name)
+    return next(
+        (
+            r
+            for r in catalog.recipes
+            if r.kind == "benchmark"
+            and r.reachable
+            and r.encoded_gpus == num_gpus
+            and stem_of(r.name) == stem
+            and r.mode == record.mode
+            and r.precision == record.precision
+            and r.gpu_type == record.gpu_type
+        ),
+        None,
+    )
+
+
 def _shortest_suitable(pool: list[RecipeRecord], stem: str, seq_length: int | None) -> Selection | None:
     """Among `pool`: legacy names first, the pretrain recipe when no goal narrows it, the shortest sequence
     that suffices."""

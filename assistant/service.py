@@ -37,9 +37,10 @@ from assistant.model_names import StemIndex, candidate_stems, match_model
 from assistant.models import load_model_arch, recipe_arch
 from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
-from assistant.planning.resize import resize
+from assistant.planning.resize import resize, weak_scaling
 from assistant.recommend import (
     Recommendation,
+    benchmark_for_count,
     cluster_for,
     estimate_run,
     exact_recipe,
@@ -52,6 +53,7 @@ from assistant.recommend import (
 )
 from assistant.records import Catalog, Cluster, Finding, Hit, ModelArch, Plan, RecipeRecord, Slots, SourceRef
 from assistant.relevance import abstention, focus_of, load_topics, screen
+from assistant.rules.commands import choose_dataset, run_recipe_args
 from assistant.rules.config import build_config
 from assistant.rules.validate import has_errors, precision_finding, precision_label, validate
 from assistant.session import Conversation, clarifying_question, missing
@@ -64,7 +66,14 @@ from assistant.topic_answer import (
     uncovered_line,
 )
 from assistant.troubleshoot import asks_if_broken, broken_recipe_note, diagnose, render
-from assistant.understand import asks_about_speed, is_question, mentions_packing, split_cases, understand
+from assistant.understand import (
+    asks_about_speed,
+    is_question,
+    mentions_packing,
+    same_setup,
+    split_cases,
+    understand,
+)
 from assistant.vectorstore import IndexUnavailable
 from assistant.version_facts import dataset_fact, launcher_facts
 from assistant.version_resolve import VersionChoice, selected_choice
@@ -705,7 +714,9 @@ def _with_version_note(answer: Answer, choice: VersionChoice) -> Answer:
 
 def _ask_turn(question: str, base_version: str, turn: _Turn, conversation: Conversation | None) -> Answer:
     ctx = version_context(base_version, turn.kb)
-    cases = split_cases(_clip(question), lambda piece: _is_setup(piece, ctx))
+    cases = split_cases(
+        _clip(question), lambda piece: _is_setup(piece, ctx), lambda one, other: _same_setup(one, other, ctx)
+    )
     check_setups(len(cases))
     if cases:
         answer = _ask_cases(question, cases, base_version, turn)
@@ -720,6 +731,12 @@ def _is_setup(text: str, ctx: VersionContext) -> bool:
     slots = understand(text, known_stems=list(ctx.stems), index=ctx.index)
     named = bool(slots.model_stem) and bool(slots.goal or slots.num_gpus or slots.num_nodes)
     return named or slots.intent == "first_try"
+
+
+def _same_setup(first: str, second: str, ctx: VersionContext) -> bool:
+    """Two pieces of a listed question are one run told in parts (the GPUs, then that model's recipe)."""
+    one, other = (understand(text, known_stems=list(ctx.stems), index=ctx.index) for text in (first, second))
+    return same_setup(one, other)
 
 
 def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> Answer:
@@ -787,7 +804,26 @@ def _form_line(text: str, form: intent_form.Form | None, answer: Answer, ctx: Ve
         return intent_form.distributed_import(version, lang, intent_form.load_conversion(ctx.kb))
     if form == "batch_divisible":
         return intent_form.batch_divisible(lang)
+    if form == "start_from_hf":
+        if answer.recipe is not None:  # a model named: whether its recipe starts from converted weights
+            return intent_form.conversion_need(answer.recipe, version, lang)
+        return "" if answer.slots.model_stem else _start_from_hf(ctx, lang)
     return ""
+
+
+def _start_from_hf(ctx: VersionContext, lang: str) -> str:
+    """How to start from a Hugging Face model, asked with no model named: the release's two steps, shown
+    on its first-try pick with checkpoint.pretrained_checkpoint set."""
+    chosen = quick_pick.pick("first_try", ctx.catalog, quick_pick.load_table(ctx.kb))
+    example = chosen.record if chosen is not None else None
+    launch = None
+    launcher = ctx.catalog.launcher
+    if example is not None and launcher.script is not None:
+        dataset = choose_dataset(ctx.catalog.version, example.mode, launcher)
+        start = {"checkpoint.pretrained_checkpoint": "${PRETRAINED_CHECKPOINT}"}
+        launch = " ".join([launcher.script, *run_recipe_args(launcher, example, dataset, start)])
+    table = intent_form.load_conversion(ctx.kb)
+    return intent_form.start_from_hf(ctx.catalog.version, lang, table, example, launch)
 
 
 def _ask_routed(
@@ -1041,6 +1077,33 @@ def _troubleshoot_answer(
     return answer
 
 
+def _weak_scaled_line(rec: Recommendation, catalog: Catalog, lang: str) -> str:
+    """The launcher weak-scales this benchmark recipe's GBS on the plan's DP: say so, and how to keep it
+    (led by "no variant is written for N GPUs" when the release has none)."""
+    plan, version = rec.plan, catalog.version
+    if plan is None or any(item.key == "train.global_batch_size" for item in rec.overrides):
+        return ""
+    user = {**rec.slots.overrides}
+    weak = weak_scaling(rec.recipe, version, user)
+    if weak is None or plan.dp == weak.dp or weak.at(plan.dp) != plan.gbs:
+        return ""
+    lead = ""
+    other_count = plan.num_gpus != rec.recipe.encoded_gpus
+    if other_count and benchmark_for_count(catalog, rec.recipe, plan.num_gpus) is None:
+        lead = words(lang, "service.answer_from.no_count_variant", gpus=plan.num_gpus, version=version)
+    return lead + words(
+        lang,
+        "service.answer_from.weak_scaled",
+        gpus=plan.num_gpus,
+        version=version,
+        old=weak.gbs,
+        dp_old=weak.dp,
+        gpus_old=weak.gpus,
+        new=plan.gbs,
+        dp=plan.dp,
+    )
+
+
 def _answer_from(
     answer: Answer,
     rec: Recommendation,
@@ -1072,6 +1135,8 @@ def _answer_from(
         preface.append(note)
     if rec.recipe.kind == "benchmark":
         preface.append(words(lang, "service.answer_from.benchmark_recipe"))
+        if line := _weak_scaled_line(rec, ctx.catalog, lang):
+            preface.append(line)
     gpu_type = rec.cluster.gpu_type if rec.cluster else rec.slots.gpu_type
     if typed := precision_variants(ctx.catalog, rec.recipe, rec.slots.precision, gpu_type):
         listed = ", ".join(f"`{v.name}` ({v.encoded_gpus or v.min_gpus} GPUs)" for v in typed)

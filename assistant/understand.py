@@ -544,18 +544,48 @@ FOLLOW_UP_CHARS = 80
 _CASE_SEPARATORS = re.compile(r"\s*(?:[;；、\n]|,\s*(?:and\s+)?|\band\s+|以及|和)\s*")
 
 
-def split_cases(text: str, is_case: Callable[[str], bool]) -> list[str]:
+# The slots two pieces of one setup may not set differently ("Nemotron-H 56B on 8 B300; the recipe is X").
+_SETUP_SLOTS = (
+    "model_stem", "hf_model_id", "num_gpus", "gpu_type", "gpus_per_node", "num_nodes", "goal", "peft_scheme",
+    "seq_length", "version", "dataset", "recipe_name", "precision",
+)  # fmt: skip
+
+
+def same_setup(first: Slots, second: Slots) -> bool:
+    """Two pieces describe one run: the same model, and no slot that both set to different values (one
+    piece gives the GPUs, the other the recipe of that model, say)."""
+    if not first.model_stem or first.model_stem != second.model_stem:
+        return False
+    for name in _SETUP_SLOTS:
+        one, other = getattr(first, name), getattr(second, name)
+        if one is not None and other is not None and one != other:
+            return False
+    return True
+
+
+def split_cases(
+    text: str,
+    is_case: Callable[[str], bool],
+    same: Callable[[str, str], bool] | None = None,
+) -> list[str]:
     """The separate setups of a question that lists several ("cases: A on 16 GPUs, B on 8 GPUs, and C"),
     each as its own text; [] when there are fewer than two. The list is the part after a colon when there
-    is one, up to the end of that sentence; `is_case` says whether a piece names a setup on its own."""
+    is one, up to the end of that sentence; `is_case` says whether a piece names a setup on its own, and
+    `same` whether two pieces are one setup told in parts: those are joined back into one case."""
     head, colon, rest = text.partition(":") if ":" in text else text.partition("：")
     body = rest if colon else head
     body = re.split(r"(?<=[.。!?！？])\s+(?=[A-Z\u4e00-\u9fff])", body.strip(), maxsplit=1)[0]
     pieces = [p.strip(" .。") for p in _CASE_SEPARATORS.split(body) if p and p.strip(" .。")]
     if len(pieces) < 2:
         return []  # not a list: spare every plain question the per-piece understanding
-    cases = [p for p in pieces if is_case(p)]
-    return cases if len(cases) >= 2 else []
+    groups: list[list[str]] = []
+    for piece in (p for p in pieces if is_case(p)):
+        group = next((g for g in groups if same and all(same(member, piece) for member in g)), None)
+        if group is None:
+            groups.append([piece])
+        else:
+            group.append(piece)
+    return ["; ".join(group) for group in groups] if len(groups) >= 2 else []
 
 
 def asks_about_speed(text: str) -> bool:

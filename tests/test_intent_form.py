@@ -23,6 +23,9 @@ KB = knowledge_base()  # the bundled knowledge base the answers read
         ("import_ckpt runs out of host RAM. Can I do the import across GPUs?", "distributed_import"),
         ("What must my train batch size be divisible by?", "batch_divisible"),
         ("Can I train XiaoMi MiMo-V2-Flash with Megatron-Bridge?", "can_train"),
+        ("How do I begin pretraining from a HF checkpoint?", "start_from_hf"),
+        ("我想从 HF 的权重开始继续训练", "start_from_hf"),
+        ("Can I start from a Hugging Face dataset?", None),
         ("Which recipe for Llama 3 8B on 8 H100?", None),
     ],
 )
@@ -70,3 +73,35 @@ def test_distributed_import_names_the_release_example(version):
 def test_batch_rule_quotes_megatron_core():
     assert "not divisible by micro batch size" in intent_form.batch_divisible("en")
     assert "MBS × DP" in intent_form.batch_divisible("zh")
+
+
+@pytest.mark.parametrize(
+    ("version", "cli", "accepts"),
+    [
+        ("0.3.1", "examples/conversion/convert_checkpoints.py import", "must be a Megatron checkpoint"),
+        ("0.5.1", "examples/conversion/convert_checkpoints.py import", "accepted there from 0.6.0 on"),
+        ("0.6.0", "scripts/conversion/convert.sh import", "also takes a local Hugging Face model directory"),
+        ("main", "scripts/conversion/convert.sh import", "step 1 is optional"),
+    ],
+)
+def test_starting_from_a_hugging_face_model_is_answered_in_the_releases_own_names(version, cli, accepts):
+    """Convert once (AutoBridge.import_ckpt or the release's CLI), then a pretrain recipe through
+    run_recipe.py with checkpoint.pretrained_checkpoint; a local HF directory works there from v0.6.0."""
+    from assistant.service import ask
+
+    question = "Where do I begin if I want to pretrain starting from a Hugging Face model?"
+    answer = ask(question, version=version)
+    line = answer.answer_markdown.split("\n\n")[0]
+    assert "AutoBridge.import_ckpt(hf_model_id, megatron_path)" in line and cli in line and accepts in line
+    assert "run_recipe.py --recipe llama3_8b_pretrain_config" in line
+    assert "checkpoint.pretrained_checkpoint=${PRETRAINED_CHECKPOINT}" in line
+    zh = ask("想从 Hugging Face 模型开始预训练，从哪里开始？", version=version)
+    assert "AutoBridge.import_ckpt" in zh.answer_markdown and "两步" in zh.answer_markdown
+
+
+def test_starting_from_hf_with_a_model_named_reads_that_recipe():
+    from assistant.service import ask
+
+    answer = ask("I want to fine-tune Llama 3 8B starting from the HF checkpoint on 8 H100", version="0.6.0")
+    assert "takes two steps" not in answer.answer_markdown
+    assert "checkpoint.pretrained_checkpoint" in answer.answer_markdown

@@ -99,6 +99,29 @@ def test_the_answer_names_the_benchmark_recipes_of_the_asked_precision() -> None
     assert "`qwen3_235b_a22b_pretrain_256gpu_gb200_nvfp4_config`" in answer.answer_markdown
 
 
+@pytest.mark.parametrize("version", ["0.6.0", "main"])
+def test_a_benchmark_recipe_on_fewer_gpus_gets_the_weak_scaled_batch_and_says_so(version: str) -> None:
+    """The launchers of v0.6.0+ scale GBS 192 at DP 32 (64 GPUs, TP 2) to 24 at DP 4 on 8 GPUs; the answer
+    says so, how to keep 192, and that no 8-GPU variant exists. Told in two parts, it is one setup."""
+    from assistant.service import ask
+
+    question = (
+        "We have 8 B300 GPUs for a Nemotron-H 56B FP8 benchmark; the recipe is "
+        "nemotronh_56b_pretrain_64gpu_b300_fp8cs_config"
+    )
+    answer = ask(question, version=version)
+    assert not answer.cases and answer.plan is not None
+    assert (answer.plan.dp, answer.plan.gbs, answer.plan.ga) == (4, 24, 6)
+    assert "train.global_batch_size" not in {item.key for item in answer.overrides}
+    text = answer.answer_markdown
+    assert "weak-scale" in text and "`train.global_batch_size=192`" in text
+    assert "no variant of this benchmark recipe written for 8 GPUs" in text
+    zh = ask("8 张 B300 上运行 nemotronh_56b_pretrain_64gpu_b300_fp8cs_config", version=version)
+    assert zh.plan is not None and zh.plan.gbs == 24 and "弱扩展" in zh.answer_markdown
+    own = ask("nemotronh_56b_pretrain_64gpu_b300_fp8cs_config on 64 B300 GPUs", version=version)
+    assert own.plan is not None and own.plan.gbs == 192 and "weak-scale" not in own.answer_markdown
+
+
 def test_a_model_with_one_layout_has_no_other_variants() -> None:
     catalog = load_catalog("0.6.0")
     chosen = exact_recipe(catalog, "qwen3_30b_a3b", "sft", None, "h100", 16)

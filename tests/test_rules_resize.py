@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assistant.kb import knowledge_base
-from assistant.planning.resize import choose_vp, resize, target_cp
+from assistant.planning.resize import choose_vp, resize, target_cp, weak_scaling
 from assistant.records import Cluster
 from assistant.rules.validate import has_errors, validate
 from tests.test_rules_fixtures import DEEPSEEK_LIKE, LLAMA3_8B, LLAMA3_70B, QWEN3_30B_A3B, make_record
@@ -284,3 +284,50 @@ def test_unknown_architecture_runs_unchanged_on_the_gpus_it_is_written_for():
     changed = plan_for(record, None, 8, user_overrides={"model.context_parallel_size": 4})
     assert changed.plan is None and changed.findings[0].id == "arch-unknown"
     assert plan_for(record, None, 8, gpu="a100").plan is None  # named for H100
+
+
+def test_a_benchmark_recipe_on_another_world_size_takes_the_launchers_weak_scaled_batch():
+    """From v0.6.0, run_recipe.py keeps a flat benchmark recipe's samples per DP rank on another world
+    size (GBS 128 at DP 16 becomes 32 at DP 4); v0.5.1 has no such scaling, and a GBS the user gives turns
+    it off."""
+    record = make_record("llama3_8b_pretrain_16gpu_h100_bf16_config", kind="benchmark", gbs=128,
+                         encoded_gpus=16, gpu_type="h100", precision="bf16")  # fmt: skip
+    scaled = plan_for(record, LLAMA3_8B, 8)
+    assert scaled.plan.gbs == 128 * scaled.plan.dp // 16 and scaled.plan.ga == 8  # 8 samples per DP rank
+    assert "train.global_batch_size" not in keys(scaled)  # the launcher sets it
+    assert_consistent(scaled, LLAMA3_8B, 8)
+    own = plan_for(record, LLAMA3_8B, 16)
+    assert own.plan.gbs == 128 and own.overrides == []
+    older = plan_for(record.model_copy(update={"version": "0.5.1"}), LLAMA3_8B, 8, version="0.5.1")
+    assert older.plan.gbs == 128
+    pinned = plan_for(record, LLAMA3_8B, 8, user_overrides={"train.global_batch_size": 128})
+    assert pinned.plan.gbs == 128
+    library = plan_for(record.model_copy(update={"kind": "library"}), LLAMA3_8B, 8)
+    assert library.plan.gbs == 128
+
+
+def test_a_weak_scaled_batch_that_is_not_whole_is_given_explicitly():
+    """GBS 12 at DP 8 has no whole GBS at DP 3: the launcher would stop, so the plan passes the GBS."""
+    record = make_record("llama3_8b_pretrain_8gpu_h100_bf16_config", kind="benchmark", tp=2, gbs=12,
+                         encoded_gpus=16, gpu_type="h100", precision="bf16")  # fmt: skip
+    weak = weak_scaling(record, "0.6.0", {})
+    assert weak is not None and (weak.gbs, weak.dp, weak.at(4), weak.at(3)) == (12, 8, 6, None)
+    result = plan_for(record, LLAMA3_8B, 6, user_overrides={"model.tensor_model_parallel_size": 2})
+    assert result.plan.dp == 3
+    gbs = keys(result)["train.global_batch_size"]
+    assert gbs.value == result.plan.gbs and "weak scaling" in gbs.reason
+    assert_consistent(result, LLAMA3_8B, 6)
+
+
+def test_a_weak_scaled_batch_that_mbs_dp_does_not_divide_says_so():
+    """A recipe whose own GBS leaves 1.5 samples per DP rank (12 over DP 8) keeps that ratio when
+    weak-scaled: 6 at DP 4 is whole but not divisible by MBS·DP, so the plan gives a GBS and says why."""
+    record = make_record("llama3_8b_pretrain_8gpu_h100_bf16_config", kind="benchmark", gbs=12, seq=1024,
+                         encoded_gpus=8, gpu_type="h100", precision="bf16")  # fmt: skip
+    pinned = {"model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1}
+    result = plan_for(record, LLAMA3_8B, 4, user_overrides=pinned)
+    assert result.plan.dp == 4 and result.plan.gbs % 4 == 0
+    gbs = keys(result)["train.global_batch_size"]
+    assert "weak-scale the recipe's GBS 12 to 6 at DP 4" in gbs.reason
+    assert "在 DP 4 上弱扩展为 6" in gbs.reason_zh
+    assert_consistent(result, LLAMA3_8B, 4)

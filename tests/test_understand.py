@@ -16,7 +16,14 @@ from assistant.model_names import (
     stems_from_recipe_names,
 )
 from assistant.records import Catalog, Slots
-from assistant.understand import asks_about_speed, cn_to_int, detect_language, split_cases, understand
+from assistant.understand import (
+    asks_about_speed,
+    cn_to_int,
+    detect_language,
+    same_setup,
+    split_cases,
+    understand,
+)
 
 
 def _words(text: str) -> list[str]:
@@ -743,6 +750,35 @@ def test_a_listed_question_splits_into_setups_and_a_plain_one_does_not() -> None
     ]
     assert split_cases("Compare Llama3 8B and Qwen3 8B SFT on 8 GPUs", is_case) == []
     assert split_cases("Pretrain Llama 3 70B on 64 H100, with CP=2 and MBS 1", is_case) == []
+
+
+def test_pieces_that_tell_one_setup_are_one_case() -> None:
+    """A model on 8 B300 and then "the only recipe is <that model's recipe>" is one run told in two parts;
+    two runs of one model that differ in a value stay two cases."""
+
+    def is_case(piece: str) -> bool:
+        slots = understand(piece, known_stems=STEMS)
+        return bool(slots.model_stem and (slots.goal or slots.num_gpus))
+
+    def same(one: str, other: str) -> bool:
+        return same_setup(understand(one, known_stems=STEMS), understand(other, known_stems=STEMS))
+
+    told_in_parts = (
+        "I have 8 H100 GPUs and want to pretrain Llama3 8B; the recipe is llama3_8b_pretrain_config. Can I?"
+    )
+    assert split_cases(told_in_parts, is_case) != []  # without the merge: two setups
+    assert split_cases(told_in_parts, is_case, same) == []
+    two_runs = "Llama3 8B pretrain on 8 GPUs; Llama3 8B pretrain on 16 GPUs; Qwen3 8B SFT on 8 GPUs"
+    assert split_cases(two_runs, is_case, same) == [
+        "Llama3 8B pretrain on 8 GPUs",
+        "Llama3 8B pretrain on 16 GPUs",
+        "Qwen3 8B SFT on 8 GPUs",
+    ]
+    parts_and_another = "Llama3 8B pretrain on 8 GPUs; llama3_8b_pretrain_config; Qwen3 8B SFT on 8 GPUs"
+    assert split_cases(parts_and_another, is_case, same) == [
+        "Llama3 8B pretrain on 8 GPUs; llama3_8b_pretrain_config",
+        "Qwen3 8B SFT on 8 GPUs",
+    ]
 
 
 @pytest.mark.parametrize(

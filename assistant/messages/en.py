@@ -54,6 +54,25 @@ MESSAGES: dict[str, str] = {
         "run: sequence length {seq}, {changed}. These change what is trained; they only prove the "
         "install."
     ),
+    "intent_form.start_from_hf": (
+        "**Starting from a Hugging Face model in Megatron-Bridge {version} takes two steps.** "
+        "1. Convert its weights to a Megatron checkpoint once, in Python with `{call}` "
+        "(`from megatron.bridge import AutoBridge`) or with `{cli}`. 2. Launch that model's recipe, "
+        "`<model>_pretrain_config` to pretrain (`<model>_sft_config` to fine-tune), with "
+        "`checkpoint.pretrained_checkpoint` set to the converted directory.{example} {accepts} Tell me the "
+        "model and your GPUs, and I will pick its recipe and size the run.\n\nSources: {sources}"
+    ),
+    "intent_form.start_from_hf.example": (
+        " For example, for `{hf_model}` and its recipe `{name}`, under torchrun: `{launch}`."
+    ),
+    "intent_form.start_from_hf.hf_directory": (
+        "In {version}, `checkpoint.pretrained_checkpoint` also takes a local Hugging Face model directory "
+        "(with `config.json` and its weight files), so step 1 is optional; a hub id is not accepted there."
+    ),
+    "intent_form.start_from_hf.megatron_only": (
+        "In {version}, `checkpoint.pretrained_checkpoint` must be a Megatron checkpoint, so step 1 is "
+        "needed; a local Hugging Face directory is accepted there from {since} on."
+    ),
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
@@ -66,6 +85,16 @@ MESSAGES: dict[str, str] = {
     "service.answer_from.benchmark_recipe": (
         "⚠️ This is a **benchmark** recipe: it measures upper-bound throughput on mock data for a fixed "
         "number of steps. It is not a production training recipe."
+    ),
+    "service.answer_from.no_count_variant": (
+        "Megatron-Bridge {version} has no variant of this benchmark recipe written for {gpus} GPUs. "
+    ),
+    "service.answer_from.weak_scaled": (
+        "On {gpus} GPUs, `run_recipe.py` and `setup_experiment.py` in {version} weak-scale this benchmark "
+        "recipe's global batch: GBS {old} at DP {dp_old} (the {gpus_old} GPUs in its name) becomes GBS {new} "
+        "at DP {dp}, the same samples per data-parallel rank; the plan shows that batch. To keep GBS {old}, "
+        "pass `train.global_batch_size={old}` (or `--global_batch_size {old}`), which turns weak scaling "
+        "off; gradient accumulation then absorbs the change in DP."
     ),
     "service.answer_from.precision_variants": (
         "Benchmark recipes of this model written for {gpu} in {precision} (Megatron-Bridge {version}): "
@@ -490,6 +519,14 @@ MESSAGES: dict[str, str] = {
     "reason.gbs": (
         "GBS {value} (was {old}): no layout on {world} GPUs divides {old}; this changes the "
         "optimisation and is a convergence change."
+    ),
+    "reason.gbs_weak_fraction": (
+        "GBS {value}: given explicitly, because weak scaling the recipe's GBS {old} from DP {dp_old} to DP "
+        "{dp} gives no whole number and the launcher stops without one."
+    ),
+    "reason.gbs_weak_uneven": (
+        "GBS {value}: given explicitly, because the launcher would weak-scale the recipe's GBS {old} to "
+        "{scaled} at DP {dp}, which MBS·DP does not divide; this is a convergence change."
     ),
     "reason.seq": "Sequence length {value}: requested by the user (dataset and model are set together).",
     "reason.user": "Requested by the user.",

@@ -43,6 +43,24 @@ MESSAGES: dict[str, str] = {
         "按默认设置该配方在这些 GPU 上放不下，因此冒烟测试保留该配方、缩短运行："
         "序列长度 {seq}，{changed}。这些改动会改变训练内容，只用于验证安装。"
     ),
+    "intent_form.start_from_hf": (
+        "**在 Megatron-Bridge {version} 中从 Hugging Face 模型开始训练分两步。** "
+        "1. 先把权重转换成 Megatron 检查点（只需一次）：Python 中用 `{call}`（`from megatron.bridge "
+        "import AutoBridge`），或命令行 `{cli}`。2. 启动该模型的配方：预训练用 `<model>_pretrain_config`"
+        "（微调用 `<model>_sft_config`），并把 `checkpoint.pretrained_checkpoint` 设为转换后的目录。"
+        "{example}{accepts}告诉我模型和你的 GPU，我会选出它的配方并规划并行布局。\n\n来源：{sources}"
+    ),
+    "intent_form.start_from_hf.example": (
+        "例如 `{hf_model}` 及其配方 `{name}`，在 torchrun 下：`{launch}`。"
+    ),
+    "intent_form.start_from_hf.hf_directory": (
+        "在 {version} 中，`checkpoint.pretrained_checkpoint` 也接受本地 Hugging Face 模型目录"
+        "（含 `config.json` 和权重文件），所以第 1 步可以省略；但不接受 hub id。"
+    ),
+    "intent_form.start_from_hf.megatron_only": (
+        "在 {version} 中，`checkpoint.pretrained_checkpoint` 必须是 Megatron 检查点，所以需要第 1 步；"
+        "从 {since} 起才接受本地 Hugging Face 目录。"
+    ),
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
@@ -52,6 +70,16 @@ MESSAGES: dict[str, str] = {
     "service.answer_from.single_gpu_lora": "单张 GPU 只能运行 PEFT 配方，因此这里给出该模型的 LoRA 配方。",
     "service.answer_from.benchmark_recipe": (
         "⚠️ 这是**基准测试**配方：使用模拟数据、固定步数测量吞吐上限，不是生产训练配方。"
+    ),
+    "service.answer_from.no_count_variant": (
+        "Megatron-Bridge {version} 没有为 {gpus} 个 GPU 编写的该基准配方变体。"
+    ),
+    "service.answer_from.weak_scaled": (
+        "在 {gpus} 个 GPU 上，{version} 的 `run_recipe.py` 和 `setup_experiment.py` "
+        "会对这个基准配方的全局批量做弱扩展：DP {dp_old}（名称中的 {gpus_old} 个 GPU）时的 "
+        "GBS {old} 变为 DP {dp} 时的 GBS {new}，每个数据并行 rank 的样本数不变；"
+        "计划中显示的就是这个批量。若要保持 GBS {old}，请传入 `train.global_batch_size={old}`"
+        "（或 `--global_batch_size {old}`），这会关闭弱扩展，由梯度累积吸收 DP 的变化。"
     ),
     "service.answer_from.precision_variants": (
         "该模型为 {gpu} 编写的 {precision} 基准配方（Megatron-Bridge {version}）：{listed}，"
@@ -419,6 +447,14 @@ MESSAGES: dict[str, str] = {
     "reason.mbs": "MBS {value}：降低以使全局批次能被 MBS·DP 整除（或打包序列要求为 1）。",
     "reason.gbs": (
         "GBS {value}（原为 {old}）：{world} 个 GPU 上没有布局能整除 {old}；这会改变优化过程，属于收敛性变更。"
+    ),
+    "reason.gbs_weak_fraction": (
+        "GBS {value}：显式给出，因为把配方的 GBS {old} 从 DP {dp_old} 弱扩展到 DP {dp} "
+        "得不到整数，不给出时启动器会报错停止。"
+    ),
+    "reason.gbs_weak_uneven": (
+        "GBS {value}：显式给出，因为启动器会把配方的 GBS {old} 在 DP {dp} 上弱扩展为 {scaled}，"
+        "而 MBS·DP 不能整除它；这属于收敛性变更。"
     ),
     "reason.seq": "序列长度 {value}：用户指定（同时设置数据集与模型的序列长度）。",
     "reason.user": "用户指定。",

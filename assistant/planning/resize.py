@@ -10,6 +10,7 @@ global batch; one GPU trains PEFT only. Every returned plan passes validate().
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,49 @@ class _Layout:
     mbs: int
     gbs: int
     rank: tuple
+    # The GBS the launcher runs this layout with when none is given; None when it cannot say one (the
+    # recipe sets none, or weak scaling would give a fraction and stop the launch).
+    runner_gbs: int | None = None
+
+
+# ---------------------------------------------------------------- benchmark weak scaling
+
+# The names run_recipe.py resolves as benchmark recipes it weak-scales: flat names that encode the task,
+# GPU count, hardware and precision (v0.6.0 scripts/training/recipe_metadata.py:40 BENCHMARK_RECIPE_PATTERN).
+_FLAT_BENCHMARK = re.compile(
+    r"_(?:pretrain|sft|peft)_[1-9][0-9]*gpu_[a-z0-9]+_(?:bf16|fp8cs|fp8mx|fp8sc|nvfp4)(?:_[a-z0-9_]+)?_config$"
+)
+
+
+@dataclass(frozen=True)
+class WeakScaling:
+    """A benchmark recipe's own batch: upstream's launchers keep its samples per DP rank on another world
+    size (v0.6.0 scripts/common/benchmark_parallelism.py:126 weak_scaled_global_batch_size)."""
+
+    gbs: int  # the recipe's GBS
+    dp: int  # its DP on the GPU count in its name
+    gpus: int  # that GPU count
+
+    def at(self, dp: int) -> int | None:
+        """The GBS the launcher sets at this DP; None when it is not whole (the launcher stops then)."""
+        scaled = self.gbs * dp
+        return scaled // self.dp if scaled % self.dp == 0 else None
+
+
+def weak_scaling(record: RecipeRecord, version: str, user_overrides: dict[str, Any]) -> WeakScaling | None:
+    """How the launcher rescales this recipe's GBS, or None when it keeps it: not a flat benchmark recipe,
+    a release before weak scaling, or a GBS the user gives (which turns it off)."""
+    if not traits(version).weak_scales_benchmark_gbs or record.kind != "benchmark":
+        return None
+    if not _FLAT_BENCHMARK.search(record.name) or not record.encoded_gpus or not record.global_batch_size:
+        return None
+    if {"train", "train.global_batch_size"} & set(user_overrides):
+        return None
+    par = record.parallelism
+    model_parallel = (par.tp or 1) * (par.pp or 1) * (par.cp or 1)
+    if record.encoded_gpus % model_parallel:
+        return None
+    return WeakScaling(record.global_batch_size, record.encoded_gpus // model_parallel, record.encoded_gpus)
 
 
 # ---------------------------------------------------------------- targets
@@ -139,12 +183,14 @@ def _candidates(
     validated_gpus: int | None,
     floor_run: RunSettings | None,
     kb: KnowledgeBase,
+    weak: WeakScaling | None = None,
 ) -> Iterator[_Layout]:
     """Every layout that passes the cheap arithmetic checks and fits; ranked by the resize preferences.
 
     The recipe's own layout at its own sequence length counts as fitting on at least the GPU count it
     was validated for (`validated_gpus`): upstream ran it, whatever the floor says. Without `floor_run`
-    (the settings the memory estimate reads) nothing is pruned for memory.
+    (the settings the memory estimate reads) nothing is pruned for memory. With `weak`, the batch kept is
+    the one the launcher weak-scales to at each layout's DP.
     """
     world = cluster.num_gpus
     gpu = kb.gpu_spec(cluster.gpu_type)  # an unknown type is a UserError
@@ -179,6 +225,8 @@ def _candidates(
                 if world % size:
                     continue
                 dp = world // size
+                runner_gbs = weak.at(dp) if weak is not None else base.global_batch_size
+                target = runner_gbs or gbs0
                 for ep in eps:
                     etp = base.etp if experts else None
                     etp_eff = effective_etp(etp, tp, ep, version) if experts else 1
@@ -192,7 +240,7 @@ def _candidates(
                             and world >= validated_gpus
                         )
                         step = mbs * dp
-                        gbs = gbs0 if gbs0 % step == 0 else max(step, round(gbs0 / step) * step)
+                        gbs = target if target % step == 0 else max(step, round(target / step) * step)
                         if (
                             judged
                             and floor_run is not None
@@ -206,7 +254,7 @@ def _candidates(
                         if "gbs" in pinned and gbs != gbs0:
                             continue
                         rank = (
-                            gbs != gbs0,
+                            gbs != target,
                             _log_distance(cp_goal, cp),
                             (tp, pp, cp, ep) != recipe_layout,
                             pp,
@@ -215,7 +263,7 @@ def _candidates(
                             -ep,
                             -mbs,
                         )
-                        yield _Layout(tp, pp, cp, ep, etp, mbs, gbs, rank)
+                        yield _Layout(tp, pp, cp, ep, etp, mbs, gbs, rank, runner_gbs)
 
 
 # ---------------------------------------------------------------- overrides
@@ -308,8 +356,9 @@ def resize(
     cp_goal = target_cp(base.seq_length, base.cp, seq)
     validated = record.encoded_gpus or record.min_gpus
     floor_run = _floor_run(record, base, seq, peft, kb)
+    weak = weak_scaling(record, version, base.user_overrides)
     candidates = sorted(
-        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated, floor_run, kb),
+        _candidates(arch, cluster, base, seq, cp_goal, version, peft, validated, floor_run, kb, weak),
         key=lambda layout: layout.rank,
     )
     first_valid: ResizeResult | None = None
@@ -521,8 +570,9 @@ def _finish(
         "ep": base.ep,
         "sp": base.sp,
         "mbs": base.micro_batch_size,
-        "gbs": base.global_batch_size,
+        "gbs": layout.runner_gbs,
     }
+    weak = weak_scaling(record, version, base.user_overrides)
     facts = {
         "groups": arch.num_query_groups or arch.num_attention_heads,
         "gpu": cluster.gpu_type,
@@ -532,6 +582,9 @@ def _finish(
         "old": base.global_batch_size,
         "layers": arch.num_layers,
         "pp": layout.pp,
+        "dp": cluster.num_gpus // (layout.tp * layout.pp * layout.cp),
+        "dp_old": weak.dp if weak else None,
+        "scaled": layout.runner_gbs,
     }
     overrides: list[Override] = []
     if seq != base.seq_length:
@@ -546,6 +599,10 @@ def _finish(
         reason = name
         if _KEYS[name] in base.user_overrides and value == current[name]:
             reason = "user"
+        elif name == "gbs" and weak is not None and current[name] is None:
+            reason = "gbs_weak_fraction"
+        elif name == "gbs" and weak is not None:
+            reason = "gbs_weak_uneven"  # the launcher's scaled GBS is whole, but MBS·DP does not divide it
         elif current[name] is None and name in ("mbs", "gbs"):
             reason = "unknown_batch"
         elif name == "pp" and value == 1:

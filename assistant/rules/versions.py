@@ -78,6 +78,10 @@ class VersionTraits:
     # Bridge checks EnergonDatasetConfig.micro_batch_size against train.micro_batch_size
     # (src/megatron/bridge/training/config.py:1196 v0.6.0; absent in v0.5.1)
     checks_energon_micro_batch: bool
+    # run_recipe.py and setup_experiment.py rescale a benchmark recipe's GBS by the DP ratio when it runs on
+    # another world size, unless the GBS is given (v0.6.0 scripts/training/run_recipe.py:343
+    # _apply_benchmark_weak_scaling, scripts/common/benchmark_parallelism.py:126; absent from v0.5.1)
+    weak_scales_benchmark_gbs: bool
 
 
 def traits(version: str) -> VersionTraits:
@@ -96,4 +100,5 @@ def traits(version: str) -> VersionTraits:
         runner_clears_edge_counts=key > (0, 6, 0),
         checks_middle_stage_mismatch=key >= (0, 5),
         checks_energon_micro_batch=key >= (0, 6),
+        weak_scales_benchmark_gbs=key >= (0, 6),
     )
