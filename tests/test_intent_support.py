@@ -399,3 +399,58 @@ def test_a_family_with_a_goal_but_no_size_lists_the_goal_recipe_of_each_size() -
     answer = ask(question, version="0.3.1")
     lead = answer.answer_markdown.split("\n\n")[0]
     assert "`gpt_oss_20b_pretrain_config`" in lead and "`gpt_oss_120b_pretrain_config`" in lead
+
+
+def test_an_unknown_model_is_not_a_parity_run_and_the_answer_lists_what_exists() -> None:
+    from assistant.service import ask
+
+    # "Megatron-LM" in the question once routed it to the parity recipe (vanilla_gpt).
+    question = "Does Megatron support DeepSeek-VL2 finetuning? If Megatron-LM can't, can I use Bridge?"
+    answer = ask(question, version="main")
+    assert answer.recipe is None and "vanilla_gpt" not in answer.answer_markdown
+    assert "no recipe for **DeepSeek-VL2**" in answer.answer_markdown
+    assert "Other DeepSeek models with recipes in Megatron-Bridge main: `deepseek_v2`" in (
+        answer.answer_markdown
+    )
+    assert "Vision-language models with recipes" in answer.answer_markdown
+    zh = ask("Megatron-Bridge 0.3.1 支持 DeepSeek-VL2 微调吗？").answer_markdown
+    assert "其他 DeepSeek 模型" in zh and "`qwen3_vl_8b`" in zh and "deepseek_v4" not in zh
+
+
+def test_related_stems_of_a_vendor_and_of_a_vision_language_name() -> None:
+    from assistant.model_names import related_stems
+
+    stems = ["deepseek_v3", "qwen3_vl_8b", "qwen3_8b", "llama3_8b"]
+    vl = related_stems("DeepSeek-VL2", stems)
+    assert (vl.vendor, vl.same_vendor, vl.vision) == ("DeepSeek", ("deepseek_v3",), ("qwen3_vl_8b",))
+    text = related_stems("Qwen4 7B", stems)
+    assert text.same_vendor == ("qwen3_8b", "qwen3_vl_8b") and text.vision == ()
+    assert related_stems("Zorblax 13B", stems) == related_stems("", stems)
+
+
+def test_a_size_the_family_lacks_is_no_recipe_whatever_other_recipe_is_named() -> None:
+    from assistant.service import ask
+
+    question = (
+        "Is there a fine-tuning recipe for Qwen3-VL-4B (Qwen/Qwen3-VL-4B-Instruct)? "
+        "I only see qwen3_vl_8b_finetune_config and the 30B-A3B MoE one."
+    )
+    answer = ask(question, version="0.3.1")
+    assert answer.recipe is None and answer.commands.torchrun is None
+    assert "no recipe for **Qwen3-VL-4B**: there is no recipe of that size" in answer.answer_markdown
+    assert "`qwen3_vl_8b_finetune_config`" in answer.answer_markdown  # the family's SFT recipes
+    # A support question about a missing size is no, not the yes of its family's other sizes.
+    for text in ("Does Bridge support Gemma3 4B?", "Megatron-Bridge 支持 Gemma 3 4B 吗？"):
+        said = ask(text, version="0.3.1").answer_markdown
+        assert "**yes**" not in said and "**支持**" not in said and "`gemma3_1b`" in said
+
+
+def test_missing_size_needs_a_size_the_family_does_not_have() -> None:
+    from assistant.model_names import missing_size
+
+    index = version_context("0.3.1").index
+    assert missing_size("Qwen3-VL-4B", index) == ("qwen3_vl_235b_a22b", "qwen3_vl_30b_a3b", "qwen3_vl_8b")
+    assert missing_size("Qwen3-VL 8B", index) == ()
+    assert missing_size("Qwen3-VL", index) == ()  # no size named: the family, not a gap
+    assert missing_size("Zorblax 13B", index) == ()
+
