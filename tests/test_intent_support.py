@@ -126,6 +126,9 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
         ("Can I use FSDP with TP=2 on H100?", "fsdp_tp"),
         ("How do I export a checkpoint to Hugging Face?", "hf_conversion"),
         ("Can I pack sequences for VLM training?", "vlm_packing"),
+        ("Can I recompute the RADIO vision encoder of Nemotron Omni?", "vision_recompute"),
+        ("Can I selectively recompute only the gated norm in Qwen3-Next GDN layers?", "gdn_recompute"),
+        ("recompute_modules=[gdn_norm_out] on 0.5.1?", "gdn_recompute"),
         ("MXFP8 on RTX 5090?", "mxfp8_sm120"),
         ("FP8 block scaled GEMM requires Hopper and CUDA >= 12.9", "fp8_blockwise"),
         ("Is blockwise FP8 supported on H100?", "fp8_blockwise"),
@@ -454,3 +457,51 @@ def test_missing_size_needs_a_size_the_family_does_not_have() -> None:
     assert missing_size("Qwen3-VL", index) == ()  # no size named: the family, not a gap
     assert missing_size("Zorblax 13B", index) == ()
 
+
+def test_a_feature_that_changes_in_a_later_release_names_that_release() -> None:
+    table = support.load_table()
+    question = "On 0.6.0, can I use Energon's native online packing (packing_buffer_size) for Qwen3-VL SFT?"
+    at_060 = support.answer(question, "0.6.0", "en", table)
+    assert at_060 is not None and at_060.feature == "vlm_packing"
+    assert "not in 0.6.0" in at_060.text and "added on main by PR 5285" in at_060.text
+    assert "energon.py:141 (v0.6.0)" in at_060.text and "From main" not in at_060.text  # same status
+    at_main = support.answer(question, "main", "en", table)
+    assert at_main is not None and "`packing_buffer_size`" in at_main.text
+    assert "`micro_batch_size=1`" in at_main.text
+    # A later release whose status differs is named with its status: no at 0.5.1, yes from 0.6.0.
+    omni = "Can I recompute the RADIO vision encoder of Nemotron Omni?"
+    at_051 = support.answer(omni, "0.5.1", "en", table)
+    assert at_051 is not None
+    assert "From 0.6.0 (**yes**): Opt in with `model.recompute_vision=True`" in at_051.text
+    zh = support.answer("Nemotron Omni 的 RADIO 视觉编码器能开重计算吗？", "0.5.1", "zh", table)
+    assert zh is not None and "（0.6.0 起：**支持**）" in zh.text
+
+
+def test_gdn_norm_out_recompute_is_no_before_the_core_that_has_it() -> None:
+    table = support.load_table()
+    question = "Can I selectively recompute only the gated norm in Qwen3-Next GDN layers?"
+    old = support.answer(question, "0.5.1", "en", table)
+    new = support.answer(question, "0.6.0", "en", table)
+    assert old is not None and old.status == "no" and "available from 0.6.0" in old.text
+    assert new is not None and new.status == "yes"
+    for found in (old, new):
+        assert "`model.recompute_modules=[gdn_norm_out]`" in found.text and "selective" in found.text
+
+
+def test_nemotron_omni_vision_recompute_only_in_060() -> None:
+    table = support.load_table()
+    question = "Nemotron Omni SFT runs out of memory in the RADIO vision encoder. Can I turn on recompute?"
+    statuses = {v: support.answer(question, v, "en", table) for v in ("0.5.1", "0.6.0", "main")}
+    assert {v: a.status for v, a in statuses.items() if a} == {"0.5.1": "no", "0.6.0": "yes", "main": "no"}
+    assert "`model.recompute_vision=True`" in statuses["0.6.0"].text
+    assert "`model.radio_force_eval_mode=False`" in statuses["0.6.0"].text
+
+
+def test_selective_recompute_modules_are_listed_per_release() -> None:
+    from assistant.topic_answer import load_facts
+
+    facts = load_facts(KNOWLEDGE_BASE)
+    for version, has_gdn in (("0.3.1", False), ("0.5.1", False), ("0.6.0", True), ("main", True)):
+        fact = facts.fact("recompute.md#selective-recompute", version)
+        assert fact is not None and ("`gdn_norm_out`" in fact.en) is has_gdn
+        assert ("`gdn_norm_out`" in fact.zh) is has_gdn
