@@ -505,3 +505,10 @@ def test_selective_recompute_modules_are_listed_per_release() -> None:
         fact = facts.fact("recompute.md#selective-recompute", version)
         assert fact is not None and ("`gdn_norm_out`" in fact.en) is has_gdn
         assert ("`gdn_norm_out`" in fact.zh) is has_gdn
+
+
+def test_the_guide_lists_gdn_norm_out_for_its_releases_in_both_languages() -> None:
+    for lang, marker in (("en", "`gdn_norm_out` (v0.6.0+)"), ("zh", "`gdn_norm_out`（v0.6.0+）")):
+        page = (KNOWLEDGE_BASE / "guide" / lang / "recompute.md").read_text(encoding="utf-8")
+        row = next(line for line in page.splitlines() if line.startswith(f"| {marker} |"))
+        assert "v0.5.1" in row  # and says which releases reject it
