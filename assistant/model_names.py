@@ -519,6 +519,11 @@ def missing_size(text: str, index: StemIndex) -> tuple[str, ...]:
     return found.candidates
 
 
+def stems_of_size(text: str, index: StemIndex, stems: Iterable[str]) -> list[str]:
+    """Of `stems`, those with a size `text` names ("Llama 3 405B": llama31_405b)."""
+    return _stems_with_sizes(text, index, [s for s in stems if s in index.infos])
+
+
 # A vision-language model's name: "DeepSeek-VL2", "Qwen3-VL", "InternVL", "vision model".
 _VISION_NAME = re.compile(r"vl(?:\d|\b)|\bvision\b|视觉", re.IGNORECASE)
 

@@ -31,7 +31,14 @@ from assistant.errors import UserError
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.messages import msg, words
-from assistant.model_names import StemIndex, candidate_stems, match_model, missing_size, related_stems
+from assistant.model_names import (
+    StemIndex,
+    candidate_stems,
+    match_model,
+    missing_size,
+    related_stems,
+    stems_of_size,
+)
 from assistant.models import load_model_arch, recipe_arch
 from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
@@ -291,6 +298,14 @@ def _missing_size(
     if by_goal:
         recipes = ", ".join(f"`{name}`" for name in by_goal)
         lines.append(words(lang, "service.missing_size.goal", goal=goal, listed=recipes))
+    # "Llama 3 405B": the vendor's other families may have that size (llama31_405b); for a vision-language
+    # name only their vision-language models ("Qwen3-VL-4B": qwen35_vl_4b, not the text model qwen3_4b).
+    related = related_stems(named, list(ctx.stems))
+    pool = [s for s in related.same_vendor if ("vl" in s.split("_")) == bool(related.vision)]
+    same = [s for s in stems_of_size(named, ctx.index, pool) if s not in sizes]
+    if same:
+        listed = ", ".join(f"`{s}`" for s in same[:MAX_RELATED])
+        lines.append(words(lang, "service.missing_size.same_size", listed=listed))
     return "\n\n".join(lines)
 
 

@@ -512,3 +512,13 @@ def test_the_guide_lists_gdn_norm_out_for_its_releases_in_both_languages() -> No
         page = (KNOWLEDGE_BASE / "guide" / lang / "recompute.md").read_text(encoding="utf-8")
         row = next(line for line in page.splitlines() if line.startswith(f"| {marker} |"))
         assert "v0.5.1" in row  # and says which releases reject it
+
+
+def test_a_missing_size_names_the_same_size_in_a_related_family_of_the_same_kind() -> None:
+    from assistant.service import ask
+
+    llama = ask("Is there a LoRA recipe for Llama 3 405B?", version="0.6.0").answer_markdown
+    assert "no recipe for **Llama 3 405B**" in llama
+    assert "That size has recipes in a related family: `llama31_405b`." in llama
+    vision = ask("Is there a fine-tuning recipe for Qwen3-VL-4B?", version="0.6.0").answer_markdown
+    assert "related family: `qwen35_vl_4b`." in vision and "`qwen3_4b`" not in vision  # not the text model

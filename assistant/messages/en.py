@@ -39,6 +39,7 @@ MESSAGES: dict[str, str] = {
         "catalog. The sizes of that family with recipes: {listed}."
     ),
     "service.missing_size.goal": "Their {goal} recipes: {listed}.",
+    "service.missing_size.same_size": "That size has recipes in a related family: {listed}.",
     "service.passages.nothing_found": (
         "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
         "exact error text."

@@ -34,6 +34,7 @@ MESSAGES: dict[str, str] = {
         "该系列有配方的尺寸：{listed}。"
     ),
     "service.missing_size.goal": "它们的 {goal} 配方：{listed}。",
+    "service.missing_size.same_size": "相关系列中有这个尺寸的配方：{listed}。",
     "service.passages.nothing_found": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
     "service.validate.assumed_gpus": (
         "你没有说明 GPU 数量；TP·PP·CP = {model_parallel}，"
