@@ -66,13 +66,17 @@ _BATCH_DIVISIBLE = _rx(
     r"\b(?:global |train(?:ing)? )?batch[ _-]?size\b.{0,50}\bdivisible by\b"
     r"|\bdivisible by\b.{0,40}\bbatch[ _-]?size\b|(?:批次|批大小|batch size|batch_size).{0,20}整除"
 )
-# "Can I train XiaoMi MiMo-V2-Flash with Megatron-Bridge?", "Does Megatron-Bridge support Foo-7B?"
+# "Can I train XiaoMi MiMo-V2-Flash with Megatron-Bridge?", "Does Megatron-Bridge support Foo-7B?",
+# "Is there a recipe for Foo-7B?"
 _CAN_TRAIN = re.compile(
     r"\b(?:can|could) (?:i|we|you) (?:train|fine-?tune|pre-?train|use|run)\s+"
     r"(?P<a>[A-Za-z][\w.\-]*(?:\s+[\w.\-]+){0,3}?)"
     r"\s+(?:with|on|in|using|through)\s+(?:megatron|bridge|nemo)"
     r"|\bdoes (?:megatron[- ]?bridge|bridge|it) support\s+(?P<b>[A-Za-z][\w.\-]*(?:\s+[\w.\-]+){0,3}?)"
-    r"(?:\s+(?:fine-?tuning|training|pre-?training|sft|lora))?\s*\?",
+    r"(?:\s+(?:fine-?tuning|training|pre-?training|sft|lora))?\s*\?"
+    # "Is there a fine-tuning recipe for Qwen3-VL-4B (Qwen/Qwen3-VL-4B-Instruct)?"
+    r"|\bis there (?:a|an|any) (?:[\w-]+ ){0,2}recipes? for\s+(?P<c>[A-Za-z][\w.\-]*(?:\s+[\w.\-]+){0,2}?)"
+    r"\s*(?:[?(,;]|$|\s+(?:in|on|with|from)\b)",
     re.IGNORECASE,
 )
 _FORMS: tuple[tuple[Form, re.Pattern[str]], ...] = (
@@ -95,7 +99,7 @@ def asked_model(text: str) -> str | None:
     m = _CAN_TRAIN.search(text)
     if m is None:
         return None
-    named = (m.group("a") or m.group("b") or "").strip(" .,")
+    named = (m.group("a") or m.group("b") or m.group("c") or "").strip(" .,")
     # A model name carries a size or a version digit ("MiMo-V2-Flash", "Foo-7B"); "LoRA" or "FSDP" do not.
     return named if any(ch.isdigit() for ch in named) else None
 

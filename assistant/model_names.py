@@ -341,8 +341,8 @@ _WORD_BEFORE = re.compile(r"([A-Za-z0-9][A-Za-z0-9.]{0,30})[ _-]*$")
 _NOT_FAMILY = frozenset(
     (
         "a", "an", "the", "with", "of", "for", "on", "and", "or", "my", "our", "this", "that", "to", "is",
-        "at", "model", "models", "dense", "moe", "llm", "size", "params", "parameters", "train",
-        "training", "pretrain", "pretraining", "finetune", "fine", "tune", "tuning", "sft", "lora", "peft",
+        "at", "model", "models", "dense", "moe", "llm", "size", "params", "parameters", "train", "training",
+        "pretrain", "pretraining", "finetune", "finetuning", "fine", "tune", "tuning", "sft", "lora", "peft",
         "dora", "gpu", "gpus", "want", "need", "i", "about", "around", "approx", "roughly", "some", "any",
         "new", "own", "base", "instruct", "chat", "support", "supports", "supported", "does", "do", "can",
         "have", "has", "bridge", "megatron", "use", "run", "recipe", "recipes",
@@ -505,6 +505,52 @@ def _fuzzy_match(text: str, index: StemIndex) -> ModelMatch | None:
             tail += piece
         return ModelMatch(None, (vendor.group(1) + tail).strip(" -_."))
     return None
+
+
+def missing_size(text: str, index: StemIndex) -> tuple[str, ...]:
+    """The family members when `text` names a family with a size none of them has ("Qwen3-VL-4B" when the
+    catalog has qwen3_vl_8b, qwen3_vl_30b_a3b, qwen3_vl_235b_a22b); () when it names a known stem, no
+    size, or no family."""
+    found = match_model(text, index)
+    if found is None or found.stem or not found.candidates or not _SIZE_WORD.search(text):
+        return ()
+    if _stems_with_sizes(text, index, found.candidates):
+        return ()
+    return found.candidates
+
+
+def stems_of_size(text: str, index: StemIndex, stems: Iterable[str]) -> list[str]:
+    """Of `stems`, those with a size `text` names ("Llama 3 405B": llama31_405b)."""
+    return _stems_with_sizes(text, index, [s for s in stems if s in index.infos])
+
+
+# A vision-language model's name: "DeepSeek-VL2", "Qwen3-VL", "InternVL", "vision model".
+_VISION_NAME = re.compile(r"vl(?:\d|\b)|\bvision\b|视觉", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RelatedStems:
+    """What the catalog has near a model it has no recipe for: the vendor's other models and, for a
+    vision-language name, the vision-language models."""
+
+    vendor: str  # the vendor word as written ("DeepSeek"), "" when none is named
+    same_vendor: tuple[str, ...]
+    vision: tuple[str, ...]
+
+
+def related_stems(text: str, known_stems: Sequence[str]) -> RelatedStems:
+    """The stems of the vendor `text` names ("DeepSeek-VL2" -> deepseek_v2, deepseek_v3, ...) and, when it
+    names a vision-language model, every vision-language stem (one with a `vl` word)."""
+    found = _VENDOR.search(text)
+    vendor = found.group(1) if found else ""
+    key = vendor.lower()
+    same = tuple(sorted(s for s in known_stems if key and compact_key(s).startswith(key)))
+    vision = (
+        tuple(sorted(s for s in known_stems if "vl" in s.split("_")))
+        if _VISION_NAME.search(text)
+        else ()
+    )
+    return RelatedStems(vendor, same, vision)
 
 
 def candidate_stems(

@@ -33,7 +33,14 @@ from assistant.known_causes import known_cause_lines, load_causes
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
 from assistant.memo import per_object
 from assistant.messages import msg, words
-from assistant.model_names import StemIndex, candidate_stems, match_model
+from assistant.model_names import (
+    StemIndex,
+    candidate_stems,
+    match_model,
+    missing_size,
+    related_stems,
+    stems_of_size,
+)
 from assistant.models import load_model_arch, recipe_arch
 from assistant.override_keys import check_override_keys
 from assistant.planning.fit import estimate_fit
@@ -294,7 +301,62 @@ def _unknown_model(slots: Slots, ctx: VersionContext, lang: str) -> str:
     text = words(lang, "service.unknown_model", version=ctx.catalog.version, named=named)
     if listed:
         text += "\n\n" + words(lang, "service.unknown_model.family", listed=listed)
+    else:
+        text += _related_models(named, ctx, lang)
     return text
+
+
+def _missing_size(
+    named: str, sizes: tuple[str, ...], goal: str | None, ctx: VersionContext, lang: str
+) -> str:
+    """A family the catalog has, at a size it has not: no recipe, the sizes it has, and their goal recipes."""
+    version = ctx.catalog.version
+    listed = ", ".join(f"`{s}`" for s in sizes)
+    lines = [words(lang, "service.missing_size", version=version, named=named, listed=listed)]
+    by_goal = _family_goal_recipes(ctx.catalog, list(sizes), goal)
+    if by_goal:
+        recipes = ", ".join(f"`{name}`" for name in by_goal)
+        lines.append(words(lang, "service.missing_size.goal", goal=goal, listed=recipes))
+    # "Llama 3 405B": the vendor's other families may have that size (llama31_405b); for a vision-language
+    # name only their vision-language models ("Qwen3-VL-4B": qwen35_vl_4b, not the text model qwen3_4b).
+    related = related_stems(named, list(ctx.stems))
+    pool = [s for s in related.same_vendor if ("vl" in s.split("_")) == bool(related.vision)]
+    same = [s for s in stems_of_size(named, ctx.index, pool) if s not in sizes]
+    if same:
+        listed = ", ".join(f"`{s}`" for s in same[:MAX_RELATED])
+        lines.append(words(lang, "service.missing_size.same_size", listed=listed))
+    return "\n\n".join(lines)
+
+
+MAX_RELATED = 8
+
+
+def _related_models(named: str, ctx: VersionContext, lang: str) -> str:
+    """What the catalog has instead of an unknown model: the vendor's other models ("DeepSeek-VL2": the
+    DeepSeek text models), and the vision-language models for a vision-language name; "" when neither."""
+
+    def shown(stems: tuple[str, ...]) -> str:
+        listed = ", ".join(f"`{s}`" for s in stems[:MAX_RELATED])
+        more = len(stems) - MAX_RELATED
+        return listed + (words(lang, "service.unknown_model.more", count=more) if more > 0 else "")
+
+    related = related_stems(named, list(ctx.stems))
+    version = ctx.catalog.version
+    lines = []
+    if related.same_vendor:
+        lines.append(
+            words(
+                lang,
+                "service.unknown_model.vendor",
+                version=version,
+                vendor=related.vendor,
+                listed=shown(related.same_vendor),
+            )
+        )
+    if related.vision:
+        listed = shown(related.vision)
+        lines.append(words(lang, "service.unknown_model.vision", version=version, listed=listed))
+    return "".join(f"\n\n{line}" for line in lines)
 
 
 QUOTED_PASSAGES = 2
@@ -596,7 +658,13 @@ PARITY_STEM = "vanilla_gpt"
 def _route(slots: Slots, text: str, ctx: VersionContext) -> Slots:
     """Two routes the skill fixes: a Megatron-LM parity smoke test runs vanilla_gpt; a benchmark question
     that names no model asks about benchmark recipes in general."""
-    wants_parity = slots.intent in ("first_try", "recommend") and not slots.model_stem and PARITY.search(text)
+    # "Does Megatron support DeepSeek-VL2? If Megatron-LM can't, ...": a question naming another model is
+    # about that model, not a parity run.
+    wants_parity = (
+        slots.intent in ("first_try", "recommend")
+        and not (slots.model_stem or slots.model_text)
+        and PARITY.search(text)
+    )
     if wants_parity and PARITY_STEM in ctx.stems:
         return slots.model_copy(update={"model_stem": PARITY_STEM, "goal": "pretrain", "intent": "recommend"})
     if slots.intent == "benchmark" and not (slots.model_stem or slots.model_text or slots.recipe_name):
@@ -851,11 +919,19 @@ def _ask_routed(
         # "import_ckpt runs out of memory converting DeepSeek-V3: can it run over 8 GPUs?" is about the
         # conversion, not a training config to check: the form's answer and the guide's passages.
         slots = slots.model_copy(update={"intent": "explain"})
-    named = None if _names_setup(slots) else intent_form.asked_model(text)
-    if named and form == "can_train" and not candidate_stems(named, list(ctx.stems)):
+    asked = intent_form.asked_model(text) if form == "can_train" else None
+    named = None if _names_setup(slots) else asked
+    if named and not candidate_stems(named, list(ctx.stems)):
         # "Can I train XiaoMi MiMo-V2-Flash with Bridge?": no recipe, said plainly, never a neighbour's.
         unnamed = slots.model_copy(update={"model_text": named})
         answer.answer_markdown = _unknown_model(unnamed, ctx, answer_lang)
+        answer.follow_up = [answer.answer_markdown]
+        return answer
+    sizes = missing_size(asked, ctx.index) if asked else ()
+    if asked and sizes:
+        # "Is there a recipe for Qwen3-VL-4B? I only see qwen3_vl_8b_finetune_config": the family's sizes,
+        # whatever other recipe the question names.
+        answer.answer_markdown = _missing_size(asked, sizes, slots.goal, ctx, answer_lang)
         answer.follow_up = [answer.answer_markdown]
         return answer
     chosen = _quick_pick(slots, text, ctx, conversation)
@@ -965,6 +1041,13 @@ def _ask_routed(
         if "goal" in needed and about_model and model_known and support.asks_model_support(text):
             # "Does Megatron Bridge support Gemma 3?": yes, with the catalog's recipes of that model.
             sized = re.search(r"\d+(?:\.\d+)?\s*[bm]\b", slots.model_text or "", re.IGNORECASE)
+            missing_sizes = missing_size(slots.model_text or "", ctx.index) if sized else ()
+            if missing_sizes:  # "支持 Gemma 3 4B 吗？" when only gemma3_1b has recipes: no, not yes
+                answer.answer_markdown = _missing_size(
+                    slots.model_text or "", missing_sizes, slots.goal, ctx, answer_lang
+                )
+                answer.follow_up = [question_back]
+                return answer
             stems = [slots.model_stem] if slots.model_stem and (sized or not family) else family
             said = support.model_support(
                 slots.model_text or slots.model_stem or "", stems, ctx.catalog.recipes, ctx.catalog.version,

@@ -102,18 +102,31 @@ def answer(
         else f"**{topic}** — Megatron-Bridge {version}: {en}."
     )
     lines = [head, *gpu_lines, _conditions(row, lang)]
+    later = _later_row(feature, row)
+    if later is not None and later["status"] != row["status"]:
+        # "No in 0.5.1, yes from 0.6.0": the release that changes the answer, so the user knows to upgrade
+        # (or that a later release dropped it).
+        lines.append(_conditions(later, lang, when=later["since"], status=later["status"]))
     if stems:
         lines += _recipe_lines(feature, stems, recipes, version, lang)
     return SupportAnswer(feature["id"], status, "\n\n".join(line for line in lines if line))
 
 
-def _conditions(row: dict[str, Any], lang: str, when: str | None = None) -> str:
+def _later_row(feature: dict[str, Any], row: dict[str, Any]) -> dict[str, Any] | None:
+    """The row after `row` (the next release whose row differs), or None."""
+    rows = feature["rows"]
+    index = next(i for i, r in enumerate(rows) if r is row)
+    return rows[index + 1] if index + 1 < len(rows) else None
+
+
+def _conditions(row: dict[str, Any], lang: str, when: str | None = None, status: str | None = None) -> str:
     sources = "; ".join(f"`{s}`" for s in row["sources"])
     body = row["zh"] if lang == "zh" else row["en"]
+    said = STATUS[status][1 if lang == "zh" else 0] if status else ""
     if lang == "zh":
-        prefix = f"（{when} 起）" if when else ""
+        prefix = f"（{when} 起{'：' + said if said else ''}）" if when else ""
         return f"{prefix}{body}\n\n来源：{sources}"
-    prefix = f"From {when}: " if when else ""
+    prefix = f"From {when}{' (' + said + ')' if said else ''}: " if when else ""
     return f"{prefix}{body[:1].upper()}{body[1:]}\n\nSource: {sources}"
 
 

@@ -38,6 +38,9 @@ def test_asked_model_needs_a_model_like_name():
     assert named == "XiaoMi MiMo-V2-Flash"
     # "LoRA" names a method, not a model: not answered as an unknown model
     assert intent_form.asked_model("When can we use LoRA in Megatron-Bridge?") is None
+    asked = "Is there a fine-tuning recipe for Qwen3-VL-4B (Qwen/Qwen3-VL-4B-Instruct)?"
+    assert intent_form.asked_model(asked) == "Qwen3-VL-4B"
+    assert intent_form.asked_model("Is there a recipe for Foo 7B in 0.6.0?") == "Foo 7B"
 
 
 def test_ep_above_dp_is_explained_with_the_users_numbers():

@@ -151,6 +151,9 @@ def test_support_rows_cite_their_sources_and_bundled_versions() -> None:
         ("Can I use FSDP with TP=2 on H100?", "fsdp_tp"),
         ("How do I export a checkpoint to Hugging Face?", "hf_conversion"),
         ("Can I pack sequences for VLM training?", "vlm_packing"),
+        ("Can I recompute the RADIO vision encoder of Nemotron Omni?", "vision_recompute"),
+        ("Can I selectively recompute only the gated norm in Qwen3-Next GDN layers?", "gdn_recompute"),
+        ("recompute_modules=[gdn_norm_out] on 0.5.1?", "gdn_recompute"),
         ("MXFP8 on RTX 5090?", "mxfp8_sm120"),
         ("FP8 block scaled GEMM requires Hopper and CUDA >= 12.9", "fp8_blockwise"),
         ("Is blockwise FP8 supported on H100?", "fp8_blockwise"),
@@ -424,3 +427,123 @@ def test_a_family_with_a_goal_but_no_size_lists_the_goal_recipe_of_each_size() -
     answer = ask(question, version="0.3.1")
     lead = answer.answer_markdown.split("\n\n")[0]
     assert "`gpt_oss_20b_pretrain_config`" in lead and "`gpt_oss_120b_pretrain_config`" in lead
+
+
+def test_an_unknown_model_is_not_a_parity_run_and_the_answer_lists_what_exists() -> None:
+    from assistant.service import ask
+
+    # "Megatron-LM" in the question once routed it to the parity recipe (vanilla_gpt).
+    question = "Does Megatron support DeepSeek-VL2 finetuning? If Megatron-LM can't, can I use Bridge?"
+    answer = ask(question, version="main")
+    assert answer.recipe is None and "vanilla_gpt" not in answer.answer_markdown
+    assert "no recipe for **DeepSeek-VL2**" in answer.answer_markdown
+    assert "Other DeepSeek models with recipes in Megatron-Bridge main: `deepseek_v2`" in (
+        answer.answer_markdown
+    )
+    assert "Vision-language models with recipes" in answer.answer_markdown
+    zh = ask("Megatron-Bridge 0.3.1 支持 DeepSeek-VL2 微调吗？").answer_markdown
+    assert "其他 DeepSeek 模型" in zh and "`qwen3_vl_8b`" in zh and "deepseek_v4" not in zh
+
+
+def test_related_stems_of_a_vendor_and_of_a_vision_language_name() -> None:
+    from assistant.model_names import related_stems
+
+    stems = ["deepseek_v3", "qwen3_vl_8b", "qwen3_8b", "llama3_8b"]
+    vl = related_stems("DeepSeek-VL2", stems)
+    assert (vl.vendor, vl.same_vendor, vl.vision) == ("DeepSeek", ("deepseek_v3",), ("qwen3_vl_8b",))
+    text = related_stems("Qwen4 7B", stems)
+    assert text.same_vendor == ("qwen3_8b", "qwen3_vl_8b") and text.vision == ()
+    assert related_stems("Zorblax 13B", stems) == related_stems("", stems)
+
+
+def test_a_size_the_family_lacks_is_no_recipe_whatever_other_recipe_is_named() -> None:
+    from assistant.service import ask
+
+    question = (
+        "Is there a fine-tuning recipe for Qwen3-VL-4B (Qwen/Qwen3-VL-4B-Instruct)? "
+        "I only see qwen3_vl_8b_finetune_config and the 30B-A3B MoE one."
+    )
+    answer = ask(question, version="0.3.1")
+    assert answer.recipe is None and answer.commands.torchrun is None
+    assert "no recipe for **Qwen3-VL-4B**: there is no recipe of that size" in answer.answer_markdown
+    assert "`qwen3_vl_8b_finetune_config`" in answer.answer_markdown  # the family's SFT recipes
+    # A support question about a missing size is no, not the yes of its family's other sizes.
+    for text in ("Does Bridge support Gemma3 4B?", "Megatron-Bridge 支持 Gemma 3 4B 吗？"):
+        said = ask(text, version="0.3.1").answer_markdown
+        assert "**yes**" not in said and "**支持**" not in said and "`gemma3_1b`" in said
+
+
+def test_missing_size_needs_a_size_the_family_does_not_have() -> None:
+    from assistant.model_names import missing_size
+
+    index = version_context("0.3.1").index
+    assert missing_size("Qwen3-VL-4B", index) == ("qwen3_vl_235b_a22b", "qwen3_vl_30b_a3b", "qwen3_vl_8b")
+    assert missing_size("Qwen3-VL 8B", index) == ()
+    assert missing_size("Qwen3-VL", index) == ()  # no size named: the family, not a gap
+    assert missing_size("Zorblax 13B", index) == ()
+
+
+def test_a_feature_that_changes_in_a_later_release_names_that_release() -> None:
+    table = support.load_table()
+    question = "On 0.6.0, can I use Energon's native online packing (packing_buffer_size) for Qwen3-VL SFT?"
+    at_060 = support.answer(question, "0.6.0", "en", table)
+    assert at_060 is not None and at_060.feature == "vlm_packing"
+    assert "not in 0.6.0" in at_060.text and "added on main by PR 5285" in at_060.text
+    assert "energon.py:141 (v0.6.0)" in at_060.text and "From main" not in at_060.text  # same status
+    at_main = support.answer(question, "main", "en", table)
+    assert at_main is not None and "`packing_buffer_size`" in at_main.text
+    assert "`micro_batch_size=1`" in at_main.text
+    # A later release whose status differs is named with its status: no at 0.5.1, yes from 0.6.0.
+    omni = "Can I recompute the RADIO vision encoder of Nemotron Omni?"
+    at_051 = support.answer(omni, "0.5.1", "en", table)
+    assert at_051 is not None
+    assert "From 0.6.0 (**yes**): Opt in with `model.recompute_vision=True`" in at_051.text
+    zh = support.answer("Nemotron Omni 的 RADIO 视觉编码器能开重计算吗？", "0.5.1", "zh", table)
+    assert zh is not None and "（0.6.0 起：**支持**）" in zh.text
+
+
+def test_gdn_norm_out_recompute_is_no_before_the_core_that_has_it() -> None:
+    table = support.load_table()
+    question = "Can I selectively recompute only the gated norm in Qwen3-Next GDN layers?"
+    old = support.answer(question, "0.5.1", "en", table)
+    new = support.answer(question, "0.6.0", "en", table)
+    assert old is not None and old.status == "no" and "available from 0.6.0" in old.text
+    assert new is not None and new.status == "yes"
+    for found in (old, new):
+        assert "`model.recompute_modules=[gdn_norm_out]`" in found.text and "selective" in found.text
+
+
+def test_nemotron_omni_vision_recompute_only_in_060() -> None:
+    table = support.load_table()
+    question = "Nemotron Omni SFT runs out of memory in the RADIO vision encoder. Can I turn on recompute?"
+    statuses = {v: support.answer(question, v, "en", table) for v in ("0.5.1", "0.6.0", "main")}
+    assert {v: a.status for v, a in statuses.items() if a} == {"0.5.1": "no", "0.6.0": "yes", "main": "no"}
+    assert "`model.recompute_vision=True`" in statuses["0.6.0"].text
+    assert "`model.radio_force_eval_mode=False`" in statuses["0.6.0"].text
+
+
+def test_selective_recompute_modules_are_listed_per_release() -> None:
+    from assistant.topic_answer import load_facts
+
+    facts = load_facts(KNOWLEDGE_BASE)
+    for version, has_gdn in (("0.3.1", False), ("0.5.1", False), ("0.6.0", True), ("main", True)):
+        fact = facts.fact("recompute.md#selective-recompute", version)
+        assert fact is not None and ("`gdn_norm_out`" in fact.en) is has_gdn
+        assert ("`gdn_norm_out`" in fact.zh) is has_gdn
+
+
+def test_the_guide_lists_gdn_norm_out_for_its_releases_in_both_languages() -> None:
+    for lang, marker in (("en", "`gdn_norm_out` (v0.6.0+)"), ("zh", "`gdn_norm_out`（v0.6.0+）")):
+        page = (KNOWLEDGE_BASE / "guide" / lang / "recompute.md").read_text(encoding="utf-8")
+        row = next(line for line in page.splitlines() if line.startswith(f"| {marker} |"))
+        assert "v0.5.1" in row  # and says which releases reject it
+
+
+def test_a_missing_size_names_the_same_size_in_a_related_family_of_the_same_kind() -> None:
+    from assistant.service import ask
+
+    llama = ask("Is there a LoRA recipe for Llama 3 405B?", version="0.6.0").answer_markdown
+    assert "no recipe for **Llama 3 405B**" in llama
+    assert "That size has recipes in a related family: `llama31_405b`." in llama
+    vision = ask("Is there a fine-tuning recipe for Qwen3-VL-4B?", version="0.6.0").answer_markdown
+    assert "related family: `qwen35_vl_4b`." in vision and "`qwen3_4b`" not in vision  # not the text model

@@ -27,6 +27,19 @@ MESSAGES: dict[str, str] = {
         "for your GPUs."
     ),
     "service.unknown_model.family": "Models of that family with recipes: {listed}.",
+    "service.unknown_model.vendor": (
+        "Other {vendor} models with recipes in Megatron-Bridge {version}: {listed}."
+    ),
+    "service.unknown_model.vision": (
+        "Vision-language models with recipes in Megatron-Bridge {version}: {listed}."
+    ),
+    "service.unknown_model.more": ", and {count} more",
+    "service.missing_size": (
+        "Megatron-Bridge {version} has no recipe for **{named}**: there is no recipe of that size in its "
+        "catalog. The sizes of that family with recipes: {listed}."
+    ),
+    "service.missing_size.goal": "Their {goal} recipes: {listed}.",
+    "service.missing_size.same_size": "That size has recipes in a related family: {listed}.",
     "service.passages.nothing_found": (
         "I found nothing relevant in the knowledge base. Name the model, the config key or paste the "
         "exact error text."

@@ -26,6 +26,15 @@ MESSAGES: dict[str, str] = {
         "并按你的 GPU 调整。"
     ),
     "service.unknown_model.family": "该系列有配方的模型：{listed}。",
+    "service.unknown_model.vendor": "Megatron-Bridge {version} 中有配方的其他 {vendor} 模型：{listed}。",
+    "service.unknown_model.vision": "Megatron-Bridge {version} 中有配方的视觉语言模型：{listed}。",
+    "service.unknown_model.more": " 等，另有 {count} 个",
+    "service.missing_size": (
+        "Megatron-Bridge {version} 中没有 **{named}** 的配方：目录里没有这个尺寸的配方。"
+        "该系列有配方的尺寸：{listed}。"
+    ),
+    "service.missing_size.goal": "它们的 {goal} 配方：{listed}。",
+    "service.missing_size.same_size": "相关系列中有这个尺寸的配方：{listed}。",
     "service.passages.nothing_found": "知识库中没有找到相关内容。请说明模型、配置项，或粘贴完整的报错原文。",
     "known_causes.kind.cause": "**已知原因**（Megatron-Bridge {version}）：",
     "known_causes.kind.fixed_later": "**后续版本的修复**（针对 Megatron-Bridge {version} 的提问）：",
