@@ -476,7 +476,7 @@ def test_a_size_the_family_lacks_is_no_recipe_whatever_other_recipe_is_named() -
 def test_missing_size_needs_a_size_the_family_does_not_have() -> None:
     from assistant.model_names import missing_size
 
-    index = version_context("0.3.1").index
+    index = version_context("0.3.1", KB).index
     assert missing_size("Qwen3-VL-4B", index) == ("qwen3_vl_235b_a22b", "qwen3_vl_30b_a3b", "qwen3_vl_8b")
     assert missing_size("Qwen3-VL 8B", index) == ()
     assert missing_size("Qwen3-VL", index) == ()  # no size named: the family, not a gap
@@ -484,7 +484,7 @@ def test_missing_size_needs_a_size_the_family_does_not_have() -> None:
 
 
 def test_a_feature_that_changes_in_a_later_release_names_that_release() -> None:
-    table = support.load_table()
+    table = support.load_table(KB)
     question = "On 0.6.0, can I use Energon's native online packing (packing_buffer_size) for Qwen3-VL SFT?"
     at_060 = support.answer(question, "0.6.0", "en", table)
     assert at_060 is not None and at_060.feature == "vlm_packing"
@@ -503,7 +503,7 @@ def test_a_feature_that_changes_in_a_later_release_names_that_release() -> None:
 
 
 def test_gdn_norm_out_recompute_is_no_before_the_core_that_has_it() -> None:
-    table = support.load_table()
+    table = support.load_table(KB)
     question = "Can I selectively recompute only the gated norm in Qwen3-Next GDN layers?"
     old = support.answer(question, "0.5.1", "en", table)
     new = support.answer(question, "0.6.0", "en", table)
@@ -514,7 +514,7 @@ def test_gdn_norm_out_recompute_is_no_before_the_core_that_has_it() -> None:
 
 
 def test_nemotron_omni_vision_recompute_only_in_060() -> None:
-    table = support.load_table()
+    table = support.load_table(KB)
     question = "Nemotron Omni SFT runs out of memory in the RADIO vision encoder. Can I turn on recompute?"
     statuses = {v: support.answer(question, v, "en", table) for v in ("0.5.1", "0.6.0", "main")}
     assert {v: a.status for v, a in statuses.items() if a} == {"0.5.1": "no", "0.6.0": "yes", "main": "no"}
