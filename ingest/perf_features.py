@@ -23,15 +23,18 @@ from ingest.recipes.sources import open_source
 
 # NeMo container release -> Megatron-Bridge tag. Source: docs/releases/software-versions.md at 067f987
 # (26.06 -> 0.5.0, 26.04 -> 0.4.0, 26.02 -> 0.3.0, 25.11 -> 0.2.0); patch containers (.01) ship the
-# patch release (docs/releases/known-issues.md: "26.02.01 (r0.3.1)"); 26.08 is not listed there and is
-# mapped to v0.6.0 by release date (2026-08-19). 25.09 shipped 0.1.0rc3, whose scripts have no benchmark
-# configs, so its rows carry no features.
+# patch release (docs/releases/known-issues.md: "26.02.01 (r0.3.1)"). 26.04.01 shipped 0.4.2, not 0.4.1
+# (docs/fern/docs.yml:18 at 067f987: "0.4.2 (latest) · 26.04.01"; v0.4.1 is a security-only patch
+# branched off v0.4.0, while v0.4.2 carries the r0.4.0 perf-config updates and the 26.04.01 perf summary,
+# commit 2b82f6f17, e.g. the DeepSeek-V3 B200 PP8 VP2 EP32 preset the table publishes). 26.08 is not listed
+# there and is mapped to v0.6.0 by release date (2026-08-19). 25.09 shipped 0.1.0rc3, whose scripts have
+# no benchmark configs, so its rows carry no features.
 BRIDGE_TAG_OF_RELEASE = {
     "25.11": "v0.2.0",
     "26.02": "v0.3.0",
     "26.02.01": "v0.3.1",
     "26.04": "v0.4.0",
-    "26.04.01": "v0.4.1",
+    "26.04.01": "v0.4.2",
     "26.06": "v0.5.0",
     "26.06.01": "v0.5.1",
     "26.08": "v0.6.0",

@@ -112,3 +112,25 @@ def test_fitted_parameters_come_from_the_training_releases() -> None:
     cal = knowledge_base().calibration
     assert cal.gemm_efficiency and all(0 < v <= 1 for v in cal.gemm_efficiency.values())
     assert knowledge_base().memory_overheads.source == fit["memory"]["source"]
+
+
+def test_patch_container_rows_carry_the_preset_of_the_bridge_release_they_ran() -> None:
+    """26.04.01 shipped Megatron-Bridge 0.4.2 (docs/fern/docs.yml: "0.4.2 (latest) · 26.04.01"), not the
+    security-only 0.4.1: the DeepSeek-V3 B200 layout it publishes (PP8 VP2 EP32) exists only in 0.4.2's
+    presets, with DeepEP and the all-to-all overlap. Estimated without them it read 47% slow."""
+    from ingest.calibration import load_archs
+    from ingest.calibration_fit import predict_tokens
+    from ingest.perf_features import BRIDGE_TAG_OF_RELEASE
+
+    assert BRIDGE_TAG_OF_RELEASE["26.04.01"] == "v0.4.2"
+    rows = json.loads((CALIBRATION / "perf_rows.json").read_text())["rows"]
+    wanted = ("26.04.01", "deepseek_v3", "b200", 8, 2, 32)
+    (row,) = [r for r in rows if (r["release"], r["model"], r["gpu"], r["pp"], r["vp"], r["ep"]) == wanted]
+    assert row["features_source"]["tag"] == "v0.4.2"
+    assert row["features"]["flex_dispatcher"] and row["features"]["moe_a2a_overlap"]
+    tagged = [r for r in rows if r["release"] == "26.04.01" and r["features_source"]]
+    assert tagged and {r["features_source"]["tag"] for r in tagged} == {"v0.4.2"}
+    kb = knowledge_base()
+    arch = load_archs(CALIBRATION)["deepseek_v3"]
+    estimate = predict_tokens(row, arch, kb.hardware["b200"], kb.calibration)
+    assert abs(estimate / row["tokens_per_sec_per_gpu"] - 1) < 0.15
