@@ -187,20 +187,3 @@ def test_flex_dispatch_sends_a_token_once_per_remote_node() -> None:
     assert ep_time(RunFeatures(flex_dispatcher=True)) < 0.6 * ep_time(RunFeatures())
     inside = _qwen(RunFeatures(flex_dispatcher=True)).exposed_comm_s.ep
     assert inside == pytest.approx(_qwen(None).exposed_comm_s.ep)
-
-
-def test_expert_all_to_all_is_two_passes_of_dispatch_and_combine() -> None:
-    """Forward dispatch + combine and, in backward, one all-to-all of the gradients each (Megatron-Core's
-    _AllToAll.backward is one _AllToAll): two passes. EP16 on H100 spans two nodes: 7 peers over NVLink
-    and 8 over the network, each receiving its share of the routed tokens."""
-    from assistant.estimate.shapes import dims_of
-
-    row = next(r for r in ROWS if r["model"] == "qwen3_30b_a3b" and r["gpu"] == "h100" and r["ep"] == 16)
-    layout, h100 = plan_of_row(row), knowledge_base().gpu_spec("h100")
-    settings = RunSettings(seq_length=4096, precision="fp8_cs", features=RunFeatures())
-    est = estimate_throughput(QWEN3_30B, layout, h100, settings, calibration=Calibration(ep_exposed=1.0))
-    d = dims_of(QWEN3_30B)
-    per_peer = 2 * 4096 * layout.mbs / layout.tp * d.topk * d.expert_io * 1 / layout.ep  # FP8 payload
-    micro_batches = layout.gbs // (layout.mbs * layout.dp)
-    one_pass = 7 * per_peer / h100.nvlink_bw + 8 * per_peer / h100.network_bw
-    assert est.exposed_comm_s.ep == pytest.approx(2 * one_pass * d.moe_layers / layout.pp * micro_batches)

@@ -255,10 +255,7 @@ def estimate_throughput(
         if feats.flex_dispatcher and e - 1 > near:
             token_bytes = 2 * tokens_mb / t * d.expert_io * act_bytes
             far_bytes = _deduplicated_far_bytes(token_bytes, d.topk, -(-e // (near + 1)))
-        # Dispatch and combine forward, and in backward one all-to-all of the gradients each: the autograd
-        # backward of Megatron-Core's _AllToAll is a single _AllToAll (tensor_parallel/mappings.py:454-461
-        # at core_v0.17.0), so two passes of `a2a`, not three.
-        per_layer = 2 * (a2a * near / hw.nvlink_bw + far_bytes / hw.network_bw)
+        per_layer = 3 * (a2a * near / hw.nvlink_bw + far_bytes / hw.network_bw)
         exposed_share = cal.ep_exposed * (cal.ep_overlap_exposed if feats.moe_a2a_overlap else 1.0)
         comm.ep = exposed_share * per_layer * (d.moe_layers / p) * m
     if dp > 1:
