@@ -289,6 +289,20 @@ DOC_ROWS_SYMPTOMS = [
     ),
     ("moe_flex_dispatcher_backend=hybridep has no effect", "main", "flex-backend-without-flex"),
     ("设置了 moe_flex_dispatcher_backend 但不生效", "0.5.1", "flex-backend-without-flex"),
+    (
+        "Currently there is no support for Pipeline parallelism with CPU offloading",
+        "0.6.0",
+        "cpu-offload-pp-or-recompute",
+    ),
+    ("activation offloading with PP=2 fails at startup", "main", "cpu-offload-pp-or-recompute"),
+    ("激活卸载加重计算一起开就报错", "0.5.1", "cpu-offload-pp-or-recompute"),
+    (
+        "Qwen3 30B-A3B smoke run crashes inside transformer_engine.pytorch.permutation",
+        "0.6.0",
+        "moe-permute-fusion-bringup",
+    ),
+    ("moe_permute_fusion=True fails with a Triton error", "main", "moe-permute-fusion-bringup"),
+    ("开启 moe_permute_fusion 后报错", "0.5.1", "moe-permute-fusion-bringup"),
 ]
 
 DOC_ROWS_NO_SYMPTOM = [
@@ -308,6 +322,8 @@ DOC_ROWS_NO_SYMPTOM = [
     "What does moe_flex_dispatcher_backend do?",
     "Train with activation offloading on 8 H100",
     "What does use_te_rng_tracker do?",
+    "What does moe_permute_fusion do?",
+    "Use activation offloading with PP 1 for Llama 3 70B",
     "如何为 Llama 3 8B 开启 CUDA 图？",
     "Qwen3-VL 的上下文并行怎么设置？",
 ]
