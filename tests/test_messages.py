@@ -51,7 +51,14 @@ CATALOG_ONLY = [
     *sorted((ASSISTANT / "planning").glob("*.py")),
     *(
         ASSISTANT / name
-        for name in ("compose.py", "compose_recipe.py", "recommend.py", "service.py", "version_facts.py")
+        for name in (
+            "compose.py",
+            "compose_recipe.py",
+            "recommend.py",
+            "service.py",
+            "version_facts.py",
+            "troubleshoot.py",
+        )
     ),
 ]
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")

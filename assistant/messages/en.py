@@ -320,6 +320,116 @@ MESSAGES: dict[str, str] = {
         "incompatible"
     ),
     "troubleshoot.unsynced.layout": "it rebuilds the recipe's pipeline layout through `{builder}`",
+    "troubleshoot.cause.pp_uneven.vp": ", and each stage's layers must also divide by VP {vp}.",
+    "troubleshoot.broken_note.fix": " Fixed settings, re-checked by the rule module: `{fix}`.",
+    "troubleshoot.cause.pp_layers": (
+        "{layers} layers over PP {pp} leaves {per} per stage; every stage needs a whole number of layers."
+    ),
+    "troubleshoot.cause.pp_layers.hybrid": (
+        "This model is a hybrid stack, where the rule module only warns on an uneven split (a layer "
+        "pattern may place the layers itself); the error you quote shows that this run split them "
+        "evenly, so the warning is the cause. Set the first and last stage sizes, or a PP that divides."
+    ),
+    "troubleshoot.cause.pp_uneven": (
+        "{layers} layers minus the edge stages ({edges_text}) leave {middle} for {middle_pp} middle "
+        "stages: {per} each{vp_text}"
+    ),
+    "troubleshoot.cause.vp_layers": "{per_stage} layers per stage over VP {vp} leaves {per} per model chunk.",
+    "troubleshoot.cause.expert_mesh": (
+        "The expert mesh PP·EP·ETP = {pp}·{ep}·{etp} = {size}, and {world} GPUs are not a multiple of "
+        "{size}."
+    ),
+    "troubleshoot.cause.dense_mesh": (
+        "TP·PP·CP = {tp}·{pp}·{cp} = {size}, and {world} GPUs are not a multiple of {size}."
+    ),
+    "troubleshoot.cause.batch": (
+        "GBS {gbs} over MBS {mbs} × DP {dp} = {step} leaves {per} micro-batches per rank."
+    ),
+    "troubleshoot.no_config": (
+        "I cannot tell which recipe and GPU count this run uses, so the error is not checked on your "
+        "config. Name the recipe (or model) and the GPUs to get that."
+    ),
+    "troubleshoot.checked": "**Checked on your config:** {stated}.",
+    "troubleshoot.assumed_gpus": (
+        "You did not say how many GPUs you have; this checks {num_gpus} (the recipe's, or the fewest "
+        "your layout can use)."
+    ),
+    "troubleshoot.cause.unsynced": "**Cause:** {line}{quoted}",
+    "troubleshoot.cause.reproduced": (
+        "**Cause:** the rule module reproduces this error{where} on your config:{quoted}"
+    ),
+    "troubleshoot.unset_etp": (
+        "`{name}` leaves `{etp_key}` unset. Where nothing sets it to 1 (Bridge's training entry does so "
+        "from {since} when EP > 1; a script that calls `initialize_model_parallel` itself does not), "
+        "Megatron-Core uses TP for it: ETP = {tp}."
+    ),
+    "troubleshoot.also_finds": "The rule module also finds on this config:",
+    "troubleshoot.recipe_ok": (
+        "The recipe itself is not broken: its own defaults pass the rule module on its own {gpus} GPUs. "
+        "The failure comes from the settings above."
+    ),
+    "troubleshoot.unexplained.errors": "The rule module finds these errors on your config:",
+    "troubleshoot.unexplained.head": (
+        "**Nothing in this config explains the error:** with these values, every check that raises this "
+        "text passes."
+    ),
+    "troubleshoot.unexplained.does_find": "It does find:",
+    "troubleshoot.unexplained.no_error": "The rule module finds no error on it.",
+    "troubleshoot.passes.pp_layers": "{layers} layers over PP {pp} is {per} per stage: it divides.",
+    "troubleshoot.passes.vp_layers": (
+        "{layers} layers over PP {pp} × VP {vp} is {per} per model chunk: it divides."
+    ),
+    "troubleshoot.passes.dense_mesh": "{world} GPUs over TP·PP·CP = {size} leave DP {dp}.",
+    "troubleshoot.passes.expert_mesh": "{world} GPUs over PP·EP·ETP = {size} leave expert DP {dp}.",
+    "troubleshoot.passes.batch": "GBS {gbs} over MBS {mbs} × DP {dp} is {n} micro-batches: it divides.",
+    "troubleshoot.passes.tp_heads": "{heads} attention heads over TP {tp}: it divides.",
+    "troubleshoot.passes.cp_seq": "sequence {seq} over 2 × CP {cp}: it divides.",
+    "troubleshoot.known_causes.head": "Known causes of this error ({where}), most likely first; check each:",
+    "troubleshoot.broken": (
+        "**Yes, `{name}` is broken in Megatron-Bridge {version}:** its own defaults fail this check on "
+        "its own {gpus} GPUs (catalog self-check: {rules})."
+    ),
+    "troubleshoot.fix.head": "**Fix** (re-checked by the rule module):",
+    "troubleshoot.fix.passes": "**Fix** (re-checked by the rule module: no errors remain):",
+    "troubleshoot.fix.partial": (
+        "**Fix for this error** (the rule module still reports other errors with it, listed after):"
+    ),
+    "troubleshoot.fix.alternative": (
+        "Or keep PP {pp} and give the first and last stages {edge} layers each, {middle} on each of the "
+        "{others} others (the rule module accepts it):"
+    ),
+    "troubleshoot.history.fixed_in": (
+        "Fixed in Megatron-Bridge {fixed_in}: the catalog self-check of that release passes for "
+        "`{name}`; upgrading also fixes it."
+    ),
+    "troubleshoot.history.gone": "`{name}` is no longer in the Megatron-Bridge {newest} catalog.",
+    "troubleshoot.history.still_failing": (
+        "Still failing in the later bundled releases up to {newest}: keep the fixed settings after "
+        "upgrading."
+    ),
+    "troubleshoot.broken_note": (
+        "⚠️ `{name}` is **broken in this release** (Megatron-Bridge {version}): its own defaults fail "
+        "{rules} on its own {gpus} GPUs.{fixed}"
+    ),
+    "troubleshoot.known_cause.pp-layers": (
+        "the pipeline size does not divide the model's layer count; check the PP the run really uses (an "
+        "override or a launcher flag may set it) against the number of layers"
+    ),
+    "troubleshoot.known_cause.vp-layers": (
+        "the virtual pipeline size does not divide the layers per stage; check VP against layers / PP"
+    ),
+    "troubleshoot.known_cause.vp-needs-pp": "a virtual pipeline size is set with PP = 1; check both",
+    "troubleshoot.known_cause.expert-mesh": (
+        "PP·EP·ETP does not divide the GPU count; check expert_tensor_parallel_size: left unset, it "
+        "becomes TP on any path that does not set it to 1"
+    ),
+    "troubleshoot.known_cause.dense-mesh": (
+        "TP·PP·CP does not divide the GPU count; check the number of processes the launcher starts "
+        "(nodes × processes per node) against TP·PP·CP"
+    ),
+    "troubleshoot.known_cause.batch-divisible": (
+        "the global batch is not a multiple of MBS × DP; check GBS against the DP this GPU count gives"
+    ),
     "cp-seq": "Sequence length {seq} is not divisible by 2·CP = {value1}; each CP rank takes two chunks.",
     "long-context-no-cp": (
         "Sequence length {seq} without context parallelism: activation memory grows with the sequence "
@@ -639,6 +749,9 @@ MESSAGES: dict[str, str] = {
     "recipe_call.goal.lora": "LoRA",
     "recipe_call.launcher_default": "; run_recipe.py makes this call when no `--peft_scheme` is given",
     "recipe_call.with_flags": "; run_recipe.py makes this call with `{flags}`",
+    "sep.list": ", ",
+    "sep.sentence": " ",
+    "sep.end": ".",
     "gpu_values.separator": "; ",
     "gpu_values.gpu_separator": ", ",
     "gpu_values.other": "{shown} ({gpus})",

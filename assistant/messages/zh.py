@@ -278,6 +278,100 @@ MESSAGES: dict[str, str] = {
         "当 -pp 覆盖使配方自带的 num_layers_in_first/last_pipeline_stage 不再兼容时将其清除"
     ),
     "troubleshoot.unsynced.layout": "通过 `{builder}` 重建配方的流水线布局",
+    "troubleshoot.cause.pp_uneven.vp": "；每个阶段的层数还必须能被 VP {vp} 整除。",
+    "troubleshoot.broken_note.fix": "修正后的设置（已由规则模块复查）： `{fix}`。",
+    "troubleshoot.cause.pp_layers": (
+        "{layers} 层分到 PP {pp} 个流水线阶段，每段 {per} 层；每个阶段的层数必须是整数。"
+    ),
+    "troubleshoot.cause.pp_layers.hybrid": (
+        "该模型是混合层结构，规则模块对不均分只给出警告（层模式可能自行放置各层）；"
+        "你引用的报错说明这次运行是按均分处理的，因此这条警告就是原因。请设置首尾阶段的层数，"
+        "或选一个能整除的 PP。"
+    ),
+    "troubleshoot.cause.pp_uneven": (
+        "{layers} 层减去首尾阶段（{edges_text}）剩 {middle} 层，分给 {middle_pp} 个中间阶段：每段 {per} "
+        "层{vp_text}"
+    ),
+    "troubleshoot.cause.vp_layers": "每个阶段 {per_stage} 层，分成 VP {vp} 个模型块，每块 {per} 层。",
+    "troubleshoot.cause.expert_mesh": (
+        "专家网格 PP·EP·ETP = {pp}·{ep}·{etp} = {size}，而 {world} 张 GPU 不是 {size} 的倍数。"
+    ),
+    "troubleshoot.cause.dense_mesh": (
+        "TP·PP·CP = {tp}·{pp}·{cp} = {size}，而 {world} 张 GPU 不是 {size} 的倍数。"
+    ),
+    "troubleshoot.cause.batch": (
+        "GBS {gbs} 除以 MBS {mbs} × DP {dp} = {step}，每个 rank 得到 {per} 个 micro-batch。"
+    ),
+    "troubleshoot.no_config": (
+        "无法确定这次运行用的配方和 GPU 数量，因此没有在你的配置上检查这个报错。请说明配方（或模型）和 "
+        "GPU，以便逐项检查。"
+    ),
+    "troubleshoot.checked": "**按你的配置检查：** {stated}。",
+    "troubleshoot.assumed_gpus": (
+        "你没有说明 GPU 数量；这里按 {num_gpus} 张检查（配方自身的数量，或你的布局至少需要的数量）。"
+    ),
+    "troubleshoot.cause.unsynced": "**原因:** {line}{quoted}",
+    "troubleshoot.cause.reproduced": "**原因：** 规则模块在你的配置上复现了这个报错{where}：{quoted}",
+    "troubleshoot.unset_etp": (
+        "`{name}` 没有设置 `{etp_key}`。在没有把它设为 1 的路径上（Bridge 的训练入口自 {since} 起在 EP > "
+        "1 时设为 1；自行调用 `initialize_model_parallel` 的脚本不会），Megatron-Core 让它等于 TP：ETP = "
+        "{tp}。"
+    ),
+    "troubleshoot.also_finds": "规则模块在这份配置上还发现：",
+    "troubleshoot.recipe_ok": (
+        "配方本身没有问题：它的默认配置在其自身的 {gpus} 张 GPU 上能通过规则模块检查。"
+        "失败来自上面的设置。"
+    ),
+    "troubleshoot.unexplained.errors": "规则模块在你的配置上发现这些错误：",
+    "troubleshoot.unexplained.head": (
+        "**这份配置中没有能解释该报错的设置：** 按这些取值，会抛出这段报错的检查全部通过。"
+    ),
+    "troubleshoot.unexplained.does_find": "但它发现：",
+    "troubleshoot.unexplained.no_error": "规则模块在其上没有发现错误。",
+    "troubleshoot.passes.pp_layers": "{layers} 层分到 PP {pp}，每个 stage {per} 层，可以整除。",
+    "troubleshoot.passes.vp_layers": "{layers} 层分到 PP {pp} × VP {vp}，每个模型块 {per} 层，可以整除。",
+    "troubleshoot.passes.dense_mesh": "{world} 张 GPU 除以 TP·PP·CP = {size}，DP 为 {dp}。",
+    "troubleshoot.passes.expert_mesh": "{world} 张 GPU 除以 PP·EP·ETP = {size}，专家数据并行为 {dp}。",
+    "troubleshoot.passes.batch": "GBS {gbs} 除以 MBS {mbs} × DP {dp}，得到 {n} 个 micro-batch，可以整除。",
+    "troubleshoot.passes.tp_heads": "{heads} 个注意力头分到 TP {tp}，可以整除。",
+    "troubleshoot.passes.cp_seq": "序列长度 {seq} 除以 2 × CP {cp}，可以整除。",
+    "troubleshoot.known_causes.head": "这个报错（{where}）的已知原因，按可能性排序；请逐项检查：",
+    "troubleshoot.broken": (
+        "**是的，`{name}` 在 Megatron-Bridge {version} 中是坏的：** 它自己的默认配置在其自身的 {gpus} 张 "
+        "GPU 上就无法通过这项检查（目录自检：{rules}）。"
+    ),
+    "troubleshoot.fix.head": "**修复**（已由规则模块复查）：",
+    "troubleshoot.fix.passes": "**修复**（已由规则模块复查：不再有错误）：",
+    "troubleshoot.fix.partial": "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
+    "troubleshoot.fix.alternative": (
+        "或者保留 PP {pp}，首尾两个阶段各 {edge} 层，其余 {others} 个阶段各 {middle} 层（规则模块接受）："
+    ),
+    "troubleshoot.history.fixed_in": (
+        "已在 Megatron-Bridge {fixed_in} 中修复：该版本目录自检对 `{name}` 通过；升级也能解决。"
+    ),
+    "troubleshoot.history.gone": "Megatron-Bridge {newest} 的目录中已没有 `{name}`。",
+    "troubleshoot.history.still_failing": (
+        "直到 {newest} 的所有后续内置版本中仍然失败：升级后也请保留修正后的设置。"
+    ),
+    "troubleshoot.broken_note": (
+        "⚠️ `{name}` 在此版本（Megatron-Bridge {version}）中**是坏的**：它自己的默认配置在其自身的 "
+        "{gpus} 张 GPU 上无法通过 {rules}。{fixed}"
+    ),
+    "troubleshoot.known_cause.pp-layers": (
+        "流水线并行度不能整除模型层数；请核对运行时实际生效的 PP（覆盖项或启动参数可能修改了它）与层数"
+    ),
+    "troubleshoot.known_cause.vp-layers": "虚拟流水线并行度不能整除每个阶段的层数；请核对 VP 与 层数 / PP",
+    "troubleshoot.known_cause.vp-needs-pp": "设置了虚拟流水线但 PP = 1；请同时核对两者",
+    "troubleshoot.known_cause.expert-mesh": (
+        "PP·EP·ETP 不能整除 GPU 数；请检查 expert_tensor_parallel_size：未设置时，凡是没有把它设为 1 "
+        "的路径都会让它等于 TP"
+    ),
+    "troubleshoot.known_cause.dense-mesh": (
+        "TP·PP·CP 不能整除 GPU 数；请核对启动的进程数（节点数 × 每节点进程数）与 TP·PP·CP"
+    ),
+    "troubleshoot.known_cause.batch-divisible": (
+        "全局批次不是 MBS × DP 的倍数；请按当前 GPU 数算出的 DP 核对 GBS"
+    ),
     "cp-seq": "序列长度 {seq} 不能被 2·CP = {value1} 整除（每个 CP rank 处理两个分块）。",
     "long-context-no-cp": (
         "序列长度 {seq} 但未使用上下文并行（CP），激活显存随序列增长，很可能 OOM。"
@@ -549,6 +643,9 @@ MESSAGES: dict[str, str] = {
     "recipe_call.goal.lora": "LoRA",
     "recipe_call.launcher_default": "；不加 `--peft_scheme` 时 run_recipe.py 即如此调用",
     "recipe_call.with_flags": "；run_recipe.py 需加 `{flags}` 才如此调用",
+    "sep.list": "、",
+    "sep.sentence": "",
+    "sep.end": "。",
     "gpu_values.separator": "；",
     "gpu_values.gpu_separator": "、",
     "gpu_values.other": "{shown}（{gpus}）",
