@@ -86,6 +86,40 @@ MESSAGES: dict[str, str] = {
         "In {version}, `checkpoint.pretrained_checkpoint` must be a Megatron checkpoint, so step 1 is "
         "needed; a local Hugging Face directory is accepted there from {since} on."
     ),
+    "intent_form.why_allowed.no_divide": (
+        "With your numbers {mesh} does not divide {world} GPUs; start-up should fail with `{error}`."
+    ),
+    "intent_form.why_allowed.experts": " EP must also divide the number of experts ({experts}).",
+    "intent_form.why_allowed": (
+        "**This is expected: EP is not bounded by DP.** The MoE layers use their own expert mesh, PP × "
+        "EP × ETP × EDP (expert data parallel) = world size, separate from the dense mesh TP × CP × DP × "
+        "PP. With your numbers: dense DP = {world} / (TP {tp} × PP {pp} × CP {cp}) = {dp}; the expert "
+        "mesh PP {pp} × EP {ep} × ETP {etp} = {expert_size} divides {world} GPUs, so EDP = {edp}. What "
+        "bounds EP is that PP × EP × ETP divides the world size.{limit}"
+    ),
+    "intent_form.conversion.not_needed": (
+        "**No conversion is needed**: {name} is a pretraining recipe, and in Megatron-Bridge {version} "
+        "its defaults set no `checkpoint.pretrained_checkpoint`, so it starts from randomly initialised "
+        "weights. Converting Hugging Face weights to Megatron format (`AutoBridge.import_ckpt`) matters "
+        "only when a run starts from trained weights, as SFT and LoRA do."
+    ),
+    "intent_form.conversion.unset": "unset",
+    "intent_form.conversion.pretrained": (
+        "{name} ({mode}) starts from the weights `checkpoint.pretrained_checkpoint` points at (default: "
+        "{value}). Set it to the checkpoint to start from; the formats it accepts are in this release's "
+        "checkpoint notes."
+    ),
+    "intent_form.distributed_import": (
+        "**Yes.** `{call}` builds the whole model on the CPU in one process (`{builds_on}`), so a large "
+        "model needs all its weights in host RAM. In Megatron-Bridge {version} you can convert across "
+        "GPUs under `torchrun` instead, each rank loading and saving its shard:\n{steps}\n\nExample script: "
+        "`{example}` (arguments {args}).\n\nSource: {sources}"
+    ),
+    "intent_form.batch_divisible": (
+        "The global batch size must be divisible by MBS × DP (micro batch size × data-parallel size): "
+        "GBS = MBS × DP × GA with a whole number of gradient-accumulation steps GA, and DP = GPUs / (TP "
+        "× PP × CP). Otherwise Megatron Core stops with `{error}`."
+    ),
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "

@@ -70,6 +70,35 @@ MESSAGES: dict[str, str] = {
         "在 {version} 中，`checkpoint.pretrained_checkpoint` 必须是 Megatron 检查点，所以需要第 1 步；"
         "从 {since} 起才接受本地 Hugging Face 目录。"
     ),
+    "intent_form.why_allowed.no_divide": (
+        "按你的数字，{mesh} 不能整除 {world} 张卡，初始化时应报错：`{error}`。"
+    ),
+    "intent_form.why_allowed.experts": "另外 EP 必须整除专家数（{experts}）。",
+    "intent_form.why_allowed": (
+        "**这是预期行为：EP 不受 DP 限制。** MoE 层使用独立的专家网格 PP × EP × ETP × EDP（EDP："
+        "专家数据并行）= 总卡数，与稠密网格 TP × CP × DP × PP 分开。按你的数字：稠密部分 DP = {world} / "
+        "(TP {tp} × PP {pp} × CP {cp}) = {dp}；专家部分 PP {pp} × EP {ep} × ETP {etp} = {expert_size} "
+        "整除 {world} 张卡，所以 EDP = {edp}。EP 的上限是 PP × EP × ETP 必须整除总卡数。{limit}"
+    ),
+    "intent_form.conversion.not_needed": (
+        "**不需要**转换 HF 权重：{name} 是预训练配方，Megatron-Bridge {version} 中它的默认配置没有设置 "
+        "`checkpoint.pretrained_checkpoint`，从随机初始化的权重开始训练。只有从已训练的权重开始（SFT、"
+        "LoRA）时，才需要把 HF 权重转换成 Megatron 格式（`AutoBridge.import_ckpt`）。"
+    ),
+    "intent_form.conversion.unset": "未设置",
+    "intent_form.conversion.pretrained": (
+        "{name}（{mode}）从 `checkpoint.pretrained_checkpoint` 指向的权重开始（默认值：{value}）。"
+        "把它设成要起步的检查点；它接受的格式见本版本的检查点说明。"
+    ),
+    "intent_form.distributed_import": (
+        "**可以。** `{call}` 在一个进程里用 `{builds_on}` 在 CPU 上构建整个模型，"
+        "所以大模型需要把全部权重放进主机内存。Megatron-Bridge {version} 里可以改为用 `torchrun` 跨 GPU "
+        "转换，按并行切分加载并保存：\n{steps}\n\n示例脚本 `{example}`（参数 {args}）。\n\n来源：{sources}"
+    ),
+    "intent_form.batch_divisible": (
+        "全局批次（global batch size）必须能被 MBS × DP 整除：GBS = MBS × DP × GA，GA（梯度累积步数）"
+        "必须是整数；DP = 卡数 / (TP × PP × CP)。否则报错 `{error}`。"
+    ),
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
