@@ -15,9 +15,14 @@ from assistant.messages import CATALOGS, Message, words
 LANGUAGE_ONLY = {"en": {"s"}, "zh": set()}
 # Keys whose sentence in one language leaves a value out (the Chinese does not repeat the training mode,
 # nor the estimator's English reason for a hybrid model it cannot describe).
+# The support answers count differently: "等 12 个" (all of them) against ", and 4 more" (those not shown).
 OMITTED = {
     ("mode-dataset", "en"): {"mode"},
     ("fit-note.unmodelled", "en"): {"reason"},
+    ("support.recipes.more", "en"): {"more"},
+    ("support.model.more", "en"): {"extra"},
+    ("support.model.more", "zh"): {"count"},
+    ("support.model.all", "zh"): {"count"},
 }
 
 
@@ -63,6 +68,7 @@ CATALOG_ONLY = [
             "version_facts.py",
             "troubleshoot.py",
             "intent_form.py",
+            "support.py",
         )
     ),
 ]

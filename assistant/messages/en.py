@@ -120,6 +120,32 @@ MESSAGES: dict[str, str] = {
         "GBS = MBS × DP × GA with a whole number of gradient-accumulation steps GA, and DP = GPUs / (TP "
         "× PP × CP). Otherwise Megatron Core stops with `{error}`."
     ),
+    "support.status.yes": "**yes**",
+    "support.status.partial": "**partly**, with conditions",
+    "support.status.experimental": "**experimental**, not supported out of the box",
+    "support.status.no": "**no**",
+    "support.status.unknown": "**not known**",
+    "support.head": "**{topic}** — Megatron-Bridge {version}: {status}.",
+    "support.head.no_before": "**{topic}** — Megatron-Bridge {version}: **no**; available from {first}.",
+    "support.head.unknown_before": (
+        "**{topic}** — Megatron-Bridge {version}: **not known** (verified from {first} on)."
+    ),
+    "support.conditions": "{prefix}{body}\n\nSource: {sources}",
+    "support.conditions.from": "From {when}: ",
+    "support.conditions.from_status": "From {when} ({status}): ",
+    "support.precision.yes": "yes",
+    "support.precision.no": "no",
+    "support.precision.presets": "This release's presets: {listed}",
+    "support.recipes": "Megatron-Bridge {version} has {count} recipes for {model}: {shown}{tail}.",
+    "support.recipes.more": ", and {more} more",
+    "support.recipes.no_peft": "Megatron-Bridge {version} has no PEFT recipe for {model}.",
+    "support.model": (
+        "**{named}** — Megatron-Bridge {version}: **yes**. The catalog has recipes for {sizes} "
+        "({modes}): {shown}{more}. Tell me the goal (pretrain, SFT or LoRA) and the GPUs for the launch "
+        "command."
+    ),
+    "support.model.more": ", and {extra} more",
+    "support.model.all": "",
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "

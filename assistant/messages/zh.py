@@ -99,6 +99,31 @@ MESSAGES: dict[str, str] = {
         "全局批次（global batch size）必须能被 MBS × DP 整除：GBS = MBS × DP × GA，GA（梯度累积步数）"
         "必须是整数；DP = 卡数 / (TP × PP × CP)。否则报错 `{error}`。"
     ),
+    "support.status.yes": "**支持**",
+    "support.status.partial": "**部分支持**，有条件",
+    "support.status.experimental": "**实验性**，尚未开箱即用",
+    "support.status.no": "**不支持**",
+    "support.status.unknown": "**未知**",
+    "support.head": "**{topic}** — Megatron-Bridge {version}：{status}。",
+    "support.head.no_before": "**{topic}** — Megatron-Bridge {version}：**不支持**；自 {first} 起提供。",
+    "support.head.unknown_before": (
+        "**{topic}** — Megatron-Bridge {version}：**未知**（只核实过 {first} 及以后的版本）。"
+    ),
+    "support.conditions": "{prefix}{body}\n\n来源：{sources}",
+    "support.conditions.from": "（{when} 起）",
+    "support.conditions.from_status": "（{when} 起：{status}）",
+    "support.precision.yes": "是",
+    "support.precision.no": "否",
+    "support.precision.presets": "本版本的 mixed_precision 预设：{listed}",
+    "support.recipes": "Megatron-Bridge {version} 中 {model} 有 {count} 个配方：{shown}{tail}。",
+    "support.recipes.more": "等",
+    "support.recipes.no_peft": "Megatron-Bridge {version} 中 {model} 没有 PEFT 配方。",
+    "support.model": (
+        "**{named}** — Megatron-Bridge {version}：**支持**。目录中有 {sizes} 的配方（{modes}），{more}："
+        "{shown}。告诉我目标（预训练、SFT 或 LoRA）和 GPU，我就给出启动命令。"
+    ),
+    "support.model.more": "等 {count} 个",
+    "support.model.all": "共 {count} 个",
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
