@@ -69,6 +69,7 @@ CATALOG_ONLY = [
             "troubleshoot.py",
             "intent_form.py",
             "support.py",
+            "sequence_multiple.py",
         )
     ),
 ]

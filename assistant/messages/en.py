@@ -146,6 +146,21 @@ MESSAGES: dict[str, str] = {
     ),
     "support.model.more": ", and {extra} more",
     "support.model.all": "",
+    "sequence_multiple.line": (
+        "**Sequence length**: with {head}, the sequence length must be a multiple of {multiple} "
+        "({reasons}; the smallest length both accept)."
+    ),
+    "sequence_multiple.head": "CP {cp} and TP {tp}",
+    "sequence_multiple.head.sp": " with sequence parallelism",
+    "sequence_multiple.for_cp": "2 × CP = {for_cp} for context parallelism",
+    "sequence_multiple.for_sp": (
+        "CP × TP = {for_sp} for sequence parallelism, which splits S / CP over the TP ranks"
+    ),
+    "sequence_multiple.without_sp": " Without sequence parallelism a multiple of {without_sp} is enough.",
+    "sequence_multiple.not_multiple": (
+        "{seq} is not a multiple of {multiple}; the nearest lengths that pass: {near}."
+    ),
+    "sequence_multiple.sourced": "{line}\n\nSource: {sources}",
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
@@ -812,6 +827,7 @@ MESSAGES: dict[str, str] = {
     "sep.list": ", ",
     "sep.sentence": " ",
     "sep.end": ".",
+    "sep.clause": "; ",
     "gpu_values.separator": "; ",
     "gpu_values.gpu_separator": ", ",
     "gpu_values.other": "{shown} ({gpus})",

@@ -124,6 +124,16 @@ MESSAGES: dict[str, str] = {
     ),
     "support.model.more": "等 {count} 个",
     "support.model.all": "共 {count} 个",
+    "sequence_multiple.line": "**序列长度**：{head} 时，序列长度必须是 {multiple} 的倍数（{reasons}）。",
+    "sequence_multiple.head": "CP {cp}、TP {tp}",
+    "sequence_multiple.head.sp": "、开启序列并行",
+    "sequence_multiple.for_cp": "CP 要求能被 2 × CP = {for_cp} 整除",
+    "sequence_multiple.for_sp": (
+        "序列并行要求每个 CP rank 上的 S / CP 能被 TP 整除，即 S 能被 CP × TP = {for_sp} 整除"
+    ),
+    "sequence_multiple.without_sp": "不开启序列并行时只需是 {without_sp} 的倍数。",
+    "sequence_multiple.not_multiple": "{seq} 不是 {multiple} 的倍数；最近的可用长度：{near}。",
+    "sequence_multiple.sourced": "{line}\n\n来源：{sources}",
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
@@ -700,6 +710,7 @@ MESSAGES: dict[str, str] = {
     "sep.list": "、",
     "sep.sentence": "",
     "sep.end": "。",
+    "sep.clause": "；",
     "gpu_values.separator": "；",
     "gpu_values.gpu_separator": "、",
     "gpu_values.other": "{shown}（{gpus}）",
