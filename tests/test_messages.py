@@ -70,6 +70,7 @@ CATALOG_ONLY = [
             "intent_form.py",
             "support.py",
             "sequence_multiple.py",
+            "topic_answer.py",
         )
     ),
 ]

@@ -161,6 +161,14 @@ MESSAGES: dict[str, str] = {
         "{seq} is not a multiple of {multiple}; the nearest lengths that pass: {near}."
     ),
     "sequence_multiple.sourced": "{line}\n\nSource: {sources}",
+    "topic_answer.head.label": "**{label}** (Megatron-Bridge {version}{about}): ",
+    "topic_answer.head": "Megatron-Bridge {version}{about}: ",
+    "topic_answer.about": ", for {entity}",
+    "topic_answer.line": "{head}{body}.",
+    "topic_answer.upstream": "Upstream doc in that release: {docs}.",
+    "topic_answer.uncovered": (
+        "Nothing in the guide covers {listed} for Megatron-Bridge {version}; the answer lives in {where}."
+    ),
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
@@ -828,6 +836,7 @@ MESSAGES: dict[str, str] = {
     "sep.sentence": " ",
     "sep.end": ".",
     "sep.clause": "; ",
+    "sep.and": " and ",
     "gpu_values.separator": "; ",
     "gpu_values.gpu_separator": ", ",
     "gpu_values.other": "{shown} ({gpus})",

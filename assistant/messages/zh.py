@@ -134,6 +134,14 @@ MESSAGES: dict[str, str] = {
     "sequence_multiple.without_sp": "不开启序列并行时只需是 {without_sp} 的倍数。",
     "sequence_multiple.not_multiple": "{seq} 不是 {multiple} 的倍数；最近的可用长度：{near}。",
     "sequence_multiple.sourced": "{line}\n\n来源：{sources}",
+    "topic_answer.head.label": "**{label}**（Megatron-Bridge {version}{about}）：",
+    "topic_answer.head": "Megatron-Bridge {version}{about}：",
+    "topic_answer.about": "，针对 {entity}",
+    "topic_answer.line": "{head}{body}。",
+    "topic_answer.upstream": "该版本的上游文档：{docs}。",
+    "topic_answer.uncovered": (
+        "知识库中没有找到关于 {listed} 的内容（Megatron-Bridge {version}）；请查阅该版本的 {where}。"
+    ),
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
@@ -711,6 +719,7 @@ MESSAGES: dict[str, str] = {
     "sep.sentence": "",
     "sep.end": "。",
     "sep.clause": "；",
+    "sep.and": "、",
     "gpu_values.separator": "；",
     "gpu_values.gpu_separator": "、",
     "gpu_values.other": "{shown}（{gpus}）",
