@@ -71,6 +71,7 @@ CATALOG_ONLY = [
             "support.py",
             "sequence_multiple.py",
             "topic_answer.py",
+            "override_keys.py",
         )
     ),
 ]

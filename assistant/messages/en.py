@@ -169,6 +169,9 @@ MESSAGES: dict[str, str] = {
     "topic_answer.uncovered": (
         "Nothing in the guide covers {listed} for Megatron-Bridge {version}; the answer lives in {where}."
     ),
+    "override_keys.unknown": "unknown override key(s) for Megatron-Bridge {version}: {listed}",
+    "override_keys.closest": "{key} (closest: {hint})",
+    "override_keys.no_similar": "{key} (no similar key)",
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "

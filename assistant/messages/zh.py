@@ -142,6 +142,9 @@ MESSAGES: dict[str, str] = {
     "topic_answer.uncovered": (
         "知识库中没有找到关于 {listed} 的内容（Megatron-Bridge {version}）；请查阅该版本的 {where}。"
     ),
+    "override_keys.unknown": "Megatron-Bridge {version} 的配置中没有这些覆盖键：{listed}",
+    "override_keys.closest": "{key}（最接近：{hint}）",
+    "override_keys.no_similar": "{key}（没有相近的键）",
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
