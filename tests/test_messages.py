@@ -72,6 +72,10 @@ CATALOG_ONLY = [
             "sequence_multiple.py",
             "topic_answer.py",
             "override_keys.py",
+            "version_resolve.py",
+            "bounds.py",
+            "session.py",
+            "conversation_replies.py",
         )
     ),
 ]

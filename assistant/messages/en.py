@@ -6,6 +6,37 @@ MESSAGES: dict[str, str] = {
         "version, parallelism for your GPUs, and fixes for launch errors. That question is outside what "
         "I can answer. Try for example:\n{examples}"
     ),
+    "conversation_replies.greeting.models": "\n\nModel families with recipes in {version}: {listed}.",
+    "conversation_replies.greeting": (
+        "Hi! I help you start Megatron-Bridge training runs (answers for version {version} unless you "
+        "name another):\n- which recipe to start from, for a model or just a goal (a first smoke test, a "
+        "VLM, diffusion, MoE);\n- the launch command and the parallelism and batch sizes for your GPUs, "
+        "with a memory and speed estimate;\n- whether a feature is supported (packing with CP, FP8 on "
+        "your GPUs, LoRA), and what a launch error means.{models}\n\nTry for example:\n{examples}"
+    ),
+    "conversation_replies.greeting.example.1": "Train DeepSeek V3 from scratch on 256 H100 GPUs",
+    "conversation_replies.greeting.example.2": "I want to fine-tune a vision-language model on 8 GPUs",
+    "conversation_replies.greeting.example.3": "Can I use packed sequences with CP=2?",
+    "conversation_replies.why": "**Why `{name}`:** {reason}.",
+    "conversation_replies.why.quick_pick": (
+        "- You named no model, so it is the starting recipe this release's own guidance gives for what "
+        "you want to do."
+    ),
+    "conversation_replies.why.validated": (
+        "- It is written for {validated} GPUs; the plan maps it onto your {num_gpus}."
+    ),
+    "conversation_replies.match.exact": "it is this release's recipe for your model and goal",
+    "conversation_replies.match.seq-variant": (
+        "it is the variant of your model's recipe whose sequence length covers yours"
+    ),
+    "conversation_replies.match.closest-size": (
+        "this release has no recipe for your size, and this is the nearest size of the same family"
+    ),
+    "conversation_replies.match.similar-architecture": (
+        "this release has no recipe for your model, and this recipe's model has the most similar "
+        "architecture"
+    ),
+    "conversation_replies.match.explicit": "you named it",
     "service.unknown_model": (
         "Megatron-Bridge {version} has no recipe for **{named}**, and I will not guess one. Tell me its "
         "Hugging Face model id or share its `config.json` (local path), and I can pick the recipe of an "
@@ -172,6 +203,45 @@ MESSAGES: dict[str, str] = {
     "override_keys.unknown": "unknown override key(s) for Megatron-Bridge {version}: {listed}",
     "override_keys.closest": "{key} (closest: {hint})",
     "override_keys.no_similar": "{key} (no similar key)",
+    "bounds.gpus": "the GPU count must be a positive number no larger than {limit:,} (2^20), got {got:,}",
+    "bounds.gpus_per_node": "GPUs per node must be positive and at most {limit:,}, got {got:,}",
+    "bounds.question": (
+        "the question is {length:,} characters long; the limit is {limit:,}. Ask about one setup at a "
+        "time, or paste only the config lines and the error"
+    ),
+    "bounds.setups": "the question lists {count} setups; at most {limit} are answered at once. Split it",
+    "bounds.count_negative": (
+        "a GPU or node count cannot be negative; write how many you have as a plain number, e.g. 8 H100"
+    ),
+    "bounds.count_expression": (
+        "write the GPU or node count as a plain number (e.g. 1024 H100), not as a power or an exponent"
+    ),
+    "bounds.seq_len": "the sequence length must be between 1 and {limit:,} (2^24) tokens, got {got:,}",
+    "version_resolve.unknown": (
+        "Megatron-Bridge {raw} is not bundled (bundled: {listed}). To answer for your own checkout, "
+        "index it: `{index_hint} PATH_TO_CHECKOUT --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` "
+        "(CATALOG_DIR is the catalogs folder of your knowledge base), then pass that version."
+    ),
+    "version_resolve.next_minor": (
+        "Megatron-Bridge {normalized} is not released in the bundled catalogs; answering from `main`, "
+        "its development line."
+    ),
+    "version_resolve.earlier": (
+        "Megatron-Bridge {normalized} is not bundled; answering from {earlier}, the nearest earlier "
+        "bundled release. Names and flags may differ in {normalized}."
+    ),
+    "version_resolve.named": (
+        "The question names Megatron-Bridge {named}, the selector says {selected}: answering for "
+        "{version}, as the question says."
+    ),
+    "session.ask": "To pick the right recipe, could you tell me {listed}?",
+    "session.ask.sep": ", ",
+    "session.ask.last": " and ",
+    "session.ask.model": "the model (name and size, e.g. Qwen3 30B-A3B, or its Hugging Face id)",
+    "session.ask.goal": "the training goal (pretrain, full SFT, or PEFT such as LoRA)",
+    "session.ask.num_gpus": "how many GPUs you have (and how many nodes, if more than one)",
+    "session.ask.gpu_type": "the GPU type (H100, H200, B200, GB200, ...)",
+    "session.ask.versions": "the two Megatron-Bridge versions to compare (e.g. 0.5.1 and 0.6.0)",
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "

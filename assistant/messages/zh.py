@@ -6,6 +6,28 @@ MESSAGES: dict[str, str] = {
         "按你的 GPU 调整并行度，以及排查启动报错。这个问题超出了我的范围。可以这样问："
         "\n{examples}"
     ),
+    "conversation_replies.greeting.models": "\n\n{version} 版本中有配方的模型系列：{listed}。",
+    "conversation_replies.greeting": (
+        "你好！我帮助你启动 Megatron-Bridge 训练（默认按 {version} 版本回答，也可以指定其他版本）：\n- "
+        "选择起始配方：给出模型，或只说目标（第一次冒烟测试、视觉语言模型、扩散模型、MoE）；\n- 按你的 "
+        "GPU 给出启动命令、并行度和批大小，并估算显存和速度；\n- 回答某项功能是否支持（序列打包配合 CP、"
+        "你的 GPU 能否用 FP8、LoRA），以及启动报错的含义。{models}\n\n可以这样问：\n{examples}"
+    ),
+    "conversation_replies.greeting.example.1": "用 256 张 H100 从头训练 DeepSeek V3",
+    "conversation_replies.greeting.example.2": "我想在 8 张 GPU 上微调一个视觉语言模型",
+    "conversation_replies.greeting.example.3": "序列打包能和 CP=2 一起用吗？",
+    "conversation_replies.why": "**为什么是 `{name}`：**{reason}。",
+    "conversation_replies.why.quick_pick": (
+        "- 你没有指定模型，因此采用该版本自身指南为这个目标给出的起始配方。"
+    ),
+    "conversation_replies.why.validated": (
+        "- 它按 {validated} 张 GPU 编写；方案把它映射到你的 {num_gpus} 张上。"
+    ),
+    "conversation_replies.match.exact": "它是该版本中对应你的模型和目标的配方",
+    "conversation_replies.match.seq-variant": "它是你的模型配方中序列长度足够覆盖你要求的变体",
+    "conversation_replies.match.closest-size": "该版本没有你这个规模的配方，这是同系列中规模最接近的",
+    "conversation_replies.match.similar-architecture": "该版本没有你的模型的配方，这个配方的模型结构最相近",
+    "conversation_replies.match.explicit": "你指定了它",
     "service.unknown_model": (
         "Megatron-Bridge {version} 中没有 **{named}** 的配方，"
         "我不会臆造配方名。请告诉我它的 Hugging Face 模型 ID，"
@@ -145,6 +167,40 @@ MESSAGES: dict[str, str] = {
     "override_keys.unknown": "Megatron-Bridge {version} 的配置中没有这些覆盖键：{listed}",
     "override_keys.closest": "{key}（最接近：{hint}）",
     "override_keys.no_similar": "{key}（没有相近的键）",
+    "bounds.gpus": "GPU 数量必须在 1 到 {limit:,}（2^20）之间，收到的是 {got:,}",
+    "bounds.gpus_per_node": "每个节点的 GPU 数必须在 1 到 {limit:,} 之间，收到的是 {got:,}",
+    "bounds.question": (
+        "问题长度为 {length:,} 个字符，上限是 {limit:,}。请一次只问一个配置，或只粘贴配置行和报错信息"
+    ),
+    "bounds.setups": "问题列出了 {count} 个配置，一次最多回答 {limit} 个，请拆开提问",
+    "bounds.count_negative": "GPU 或节点数量不能为负数；请直接写出数量，例如 8 张 H100",
+    "bounds.count_expression": (
+        "请用普通数字写出 GPU 或节点数量（例如 1024 张 H100），不要写成乘方或科学计数法"
+    ),
+    "bounds.seq_len": "序列长度必须在 1 到 {limit:,}（2^24）之间，收到的是 {got:,}",
+    "version_resolve.unknown": (
+        "没有内置 Megatron-Bridge {raw} 的配方目录（内置：{listed}）。如需针对你自己的代码，请先运行 "
+        "`{index_hint} 代码路径 --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` 建立目录（CATALOG_DIR "
+        "为知识库的 catalogs 文件夹），再指定该版本。"
+    ),
+    "version_resolve.next_minor": (
+        "内置目录中没有已发布的 Megatron-Bridge {normalized}；以下按其开发分支 `main` 回答。"
+    ),
+    "version_resolve.earlier": (
+        "没有内置 Megatron-Bridge {normalized}；以下按最接近的较早内置版本 {earlier} 回答，{normalized} "
+        "中的名称和参数可能不同。"
+    ),
+    "version_resolve.named": (
+        "问题中写的是 Megatron-Bridge {named}，而选择的是 {selected}：按问题中的 {version} 回答。"
+    ),
+    "session.ask": "为了给出合适的配方，请告诉我：{listed}。",
+    "session.ask.sep": "；",
+    "session.ask.last": "；",
+    "session.ask.model": "模型（名称和规模，例如 Qwen3 30B-A3B，或 Hugging Face 模型 ID）",
+    "session.ask.goal": "训练目标（预训练、全参 SFT，或 LoRA 等 PEFT）",
+    "session.ask.num_gpus": "GPU 数量（多机时请说明几台机器）",
+    "session.ask.gpu_type": "GPU 型号（H100、H200、B200、GB200 等）",
+    "session.ask.versions": "要对比的两个 Megatron-Bridge 版本（例如 0.5.1 和 0.6.0）",
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
