@@ -31,55 +31,32 @@ _EXPRESSION_COUNT = re.compile(
 def check_gpus(num_gpus: int, gpus_per_node: int | None = None) -> None:
     """A GPU count (and node size) the planner can work with."""
     if not 1 <= num_gpus <= MAX_GPUS:
-        raise UserError(
-            f"the GPU count must be a positive number no larger than {MAX_GPUS:,} (2^20), got {num_gpus:,}",
-            zh=f"GPU 数量必须在 1 到 {MAX_GPUS:,}（2^20）之间，收到的是 {num_gpus:,}",
-        )
+        raise UserError.keyed("bounds.gpus", limit=MAX_GPUS, got=num_gpus)
     if gpus_per_node is not None and not 1 <= gpus_per_node <= MAX_GPUS_PER_NODE:
-        raise UserError(
-            f"GPUs per node must be positive and at most {MAX_GPUS_PER_NODE:,}, got {gpus_per_node:,}",
-            zh=f"每个节点的 GPU 数必须在 1 到 {MAX_GPUS_PER_NODE:,} 之间，收到的是 {gpus_per_node:,}",
-        )
+        raise UserError.keyed("bounds.gpus_per_node", limit=MAX_GPUS_PER_NODE, got=gpus_per_node)
 
 
 def check_question(text: str) -> None:
     if len(text) > MAX_QUESTION_CHARS:
-        raise UserError(
-            f"the question is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
-            "Ask about one setup at a time, or paste only the config lines and the error",
-            zh=f"问题长度为 {len(text):,} 个字符，上限是 {MAX_QUESTION_CHARS:,}。"
-            "请一次只问一个配置，或只粘贴配置行和报错信息",
-        )
+        raise UserError.keyed("bounds.question", length=len(text), limit=MAX_QUESTION_CHARS)
 
 
 def check_setups(count: int) -> None:
     if count > MAX_SETUPS:
-        raise UserError(
-            f"the question lists {count} setups; at most {MAX_SETUPS} are answered at once. Split it",
-            zh=f"问题列出了 {count} 个配置，一次最多回答 {MAX_SETUPS} 个，请拆开提问",
-        )
+        raise UserError.keyed("bounds.setups", count=count, limit=MAX_SETUPS)
 
 
 def check_count_text(text: str) -> None:
     """A question's GPU or node count must be a plain positive number."""
     if _SIGNED_COUNT.search(text):
-        raise UserError(
-            "a GPU or node count cannot be negative; write how many you have as a plain number, e.g. 8 H100",
-            zh="GPU 或节点数量不能为负数；请直接写出数量，例如 8 张 H100",
-        )
+        raise UserError.keyed("bounds.count_negative")
     if _EXPRESSION_COUNT.search(text):
-        raise UserError(
-            "write the GPU or node count as a plain number (e.g. 1024 H100), not as a power or an exponent",
-            zh="请用普通数字写出 GPU 或节点数量（例如 1024 张 H100），不要写成乘方或科学计数法",
-        )
+        raise UserError.keyed("bounds.count_expression")
 
 
 def check_seq_len(seq_len: int | None) -> None:
     if seq_len is not None and not 1 <= seq_len <= MAX_SEQ_LEN:
-        raise UserError(
-            f"the sequence length must be between 1 and {MAX_SEQ_LEN:,} (2^24) tokens, got {seq_len:,}",
-            zh=f"序列长度必须在 1 到 {MAX_SEQ_LEN:,}（2^24）之间，收到的是 {seq_len:,}",
-        )
+        raise UserError.keyed("bounds.seq_len", limit=MAX_SEQ_LEN, got=seq_len)
 
 
 def check_top_k(top_k: int) -> None:

@@ -158,30 +158,26 @@ def why_allowed(texts: Sequence[str], slots: Slots, lang: str, experts: int | No
         # The expert mesh does not divide the world: it should not run; the rule module's error text.
         error = expert_world(world, expert_size)
         mesh = f"PP {pp} × EP {ep} × ETP {etp} = {expert_size}"
-        if lang == "zh":
-            return f"按你的数字，{mesh} 不能整除 {world} 张卡，初始化时应报错：`{error}`。"
-        return f"With your numbers {mesh} does not divide {world} GPUs; start-up should fail with `{error}`."
+        return words(lang, "intent_form.why_allowed.no_divide", mesh=mesh, world=world, error=error)
     edp = world // expert_size
-    limit = ""
-    if experts and lang == "zh":
-        limit = f"另外 EP 必须整除专家数（{experts}）。"
-    elif experts:
-        limit = f" EP must also divide the number of experts ({experts})."
-    if lang == "zh":
-        return (
-            "**这是预期行为：EP 不受 DP 限制。** MoE 层使用独立的专家网格 PP × EP × ETP × EDP"
-            "（EDP：专家数据并行）= 总卡数，与稠密网格 TP × CP × DP × PP 分开。"
-            f"按你的数字：稠密部分 DP = {world} / (TP {tp} × PP {pp} × CP {cp}) = {dp}；"
-            f"专家部分 PP {pp} × EP {ep} × ETP {etp} = {expert_size} 整除 {world} 张卡，所以 EDP = {edp}。"
-            f"EP 的上限是 PP × EP × ETP 必须整除总卡数。{limit}"
-        )
-    return (
-        f"**This is expected: EP is not bounded by DP.** The MoE layers use their own expert mesh, "
-        "PP × EP × ETP × EDP (expert data parallel) = world size, separate from the dense mesh "
-        "TP × CP × DP × PP. "
-        f"With your numbers: dense DP = {world} / (TP {tp} × PP {pp} × CP {cp}) = {dp}; the expert mesh "
-        f"PP {pp} × EP {ep} × ETP {etp} = {expert_size} divides {world} GPUs, so EDP = {edp}. "
-        f"What bounds EP is that PP × EP × ETP divides the world size.{limit}"
+    limit = (
+        words(lang, "intent_form.why_allowed.experts", experts=experts)
+        if experts
+        else ""
+    )
+    return words(
+        lang,
+        "intent_form.why_allowed",
+        world=world,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        dp=dp,
+        ep=ep,
+        etp=etp,
+        expert_size=expert_size,
+        edp=edp,
+        limit=limit,
     )
 
 
@@ -193,32 +189,9 @@ def conversion_need(record: RecipeRecord, version: str, lang: str) -> str:
     pretrained = record.fields.get("checkpoint.pretrained_checkpoint")
     name = f"`{record.name}`"
     if record.mode == "pretrain" and not pretrained:
-        if lang == "zh":
-            return (
-                f"**不需要**转换 HF 权重：{name} 是预训练配方，"
-                f"Megatron-Bridge {version} 中它的默认配置没有设置 "
-                "`checkpoint.pretrained_checkpoint`，从随机初始化的权重开始训练。只有从已训练的权重开始"
-                "（SFT、LoRA）时，才需要把 HF 权重转换成 Megatron 格式（`AutoBridge.import_ckpt`）。"
-            )
-        return (
-            f"**No conversion is needed**: {name} is a pretraining recipe, and in Megatron-Bridge "
-            f"{version} its defaults set no `checkpoint.pretrained_checkpoint`, so it starts from "
-            "randomly initialised weights. Converting Hugging Face weights to Megatron format "
-            "(`AutoBridge.import_ckpt`) matters only when a run starts from trained weights, as SFT "
-            "and LoRA do."
-        )
-    value = f"`{pretrained}`" if pretrained else ("未设置" if lang == "zh" else "unset")
-    if lang == "zh":
-        return (
-            f"{name}（{record.mode}）从 `checkpoint.pretrained_checkpoint` 指向的权重开始"
-            f"（默认值：{value}）。"
-            "把它设成要起步的检查点；它接受的格式见本版本的检查点说明。"
-        )
-    return (
-        f"{name} ({record.mode}) starts from the weights `checkpoint.pretrained_checkpoint` points at "
-        f"(default: {value}). Set it to the checkpoint to start from; the formats it accepts are in "
-        "this release's checkpoint notes."
-    )
+        return words(lang, "intent_form.conversion.not_needed", name=name, version=version)
+    value = f"`{pretrained}`" if pretrained else words(lang, "intent_form.conversion.unset")
+    return words(lang, "intent_form.conversion.pretrained", name=name, mode=record.mode, value=value)
 
 
 def load_conversion(kb: KnowledgeBase) -> dict[str, Any]:
@@ -239,19 +212,16 @@ def distributed_import(version: str, lang: str, table: dict[str, Any]) -> str:
     steps = "\n".join(f"{n}. `{step}`" for n, step in enumerate(spread["steps"], 1))
     args = " ".join(f"`{a}`" for a in spread["example_args"])
     sources = "; ".join(f"`{s}`" for s in row["sources"])
-    if lang == "zh":
-        return (
-            f"**可以。** `{single['call']}` 在一个进程里用 `{single['builds_on']}` 在 CPU 上构建整个模型，"
-            f"所以大模型需要把全部权重放进主机内存。Megatron-Bridge {version} 里可以改为用 `torchrun` "
-            f"跨 GPU 转换，按并行切分加载并保存：\n{steps}\n\n"
-            f"示例脚本 `{spread['example']}`（参数 {args}）。\n\n来源：{sources}"
-        )
-    return (
-        f"**Yes.** `{single['call']}` builds the whole model on the CPU in one process "
-        f"(`{single['builds_on']}`), so a large model needs all its weights in host RAM. In "
-        f"Megatron-Bridge {version} you can convert across GPUs under `torchrun` instead, each rank "
-        f"loading and saving its shard:\n{steps}\n\n"
-        f"Example script: `{spread['example']}` (arguments {args}).\n\nSource: {sources}"
+    return words(
+        lang,
+        "intent_form.distributed_import",
+        call=single['call'],
+        builds_on=single['builds_on'],
+        version=version,
+        steps=steps,
+        example=spread['example'],
+        args=args,
+        sources=sources,
     )
 
 
@@ -298,14 +268,4 @@ def start_from_hf(
 def batch_divisible(lang: str) -> str:
     """The micro-batch rule Megatron Core enforces (num_microbatches_calculator), in words."""
     error = batch(0, 0, 0).replace("(0)", "(…)")
-    if lang == "zh":
-        return (
-            "全局批次（global batch size）必须能被 MBS × DP 整除：GBS = MBS × DP × GA，GA（梯度累积步数）"
-            f"必须是整数；DP = 卡数 / (TP × PP × CP)。否则报错 `{error}`。"
-        )
-    return (
-        "The global batch size must be divisible by MBS × DP (micro batch size × data-parallel size): "
-        "GBS = MBS × DP × GA with a whole number of gradient-accumulation steps GA, and "
-        "DP = GPUs / (TP × PP × CP). "
-        f"Otherwise Megatron Core stops with `{error}`."
-    )
+    return words(lang, "intent_form.batch_divisible", error=error)

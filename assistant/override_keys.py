@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from assistant.errors import UserError
 from assistant.memo import per_object
+from assistant.messages import words
 from assistant.records import Catalog
 from assistant.rules.config import SHORTCUTS
 
@@ -59,12 +60,14 @@ def check_override_keys(keys: Iterable[str], catalog: Catalog) -> None:
     bad = unknown_keys(keys, release_fields(catalog)) if keys else {}
     if not bad:
         return
-    lines_en, lines_zh = [], []
-    for key, near in bad.items():
-        hint = ", ".join(near)
-        lines_en.append(f"{key} (closest: {hint})" if near else f"{key} (no similar key)")
-        lines_zh.append(f"{key}（最接近：{hint}）" if near else f"{key}（没有相近的键）")
-    raise UserError(
-        f"unknown override key(s) for Megatron-Bridge {catalog.version}: " + "; ".join(lines_en),
-        zh=f"Megatron-Bridge {catalog.version} 的配置中没有这些覆盖键：" + "；".join(lines_zh),
-    )
+
+    def said(lang: str) -> str:
+        listed = words(lang, "sep.clause").join(
+            words(lang, "override_keys.closest", key=key, hint=", ".join(near))
+            if near
+            else words(lang, "override_keys.no_similar", key=key)
+            for key, near in bad.items()
+        )
+        return words(lang, "override_keys.unknown", version=catalog.version, listed=listed)
+
+    raise UserError(said("en"), zh=said("zh"))

@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from assistant.messages import words
+
 SOURCES = (
     "src/megatron/bridge/training/config.py (2 * context parallel size)",
     "Megatron-LM megatron/core/tensor_parallel/mappings.py (divisible by tensor parallel size)",
@@ -72,31 +74,21 @@ def sentence(result: SequenceMultiple, lang: str) -> str:
     """The answer in the user's numbers, with its two reasons and the sources."""
     cp, tp = result.cp, result.tp
     sources = "; ".join(f"`{s}`" for s in SOURCES)
-    if lang == "zh":
-        parts = [f"CP 要求能被 2 × CP = {result.for_cp} 整除"] if cp > 1 else []
-        if result.for_sp > 1:
-            parts.append(
-                f"序列并行要求每个 CP rank 上的 S / CP 能被 TP 整除，即 S 能被 CP × TP = {result.for_sp} 整除"
-            )
-        head = f"CP {cp}、TP {tp}" + ("、开启序列并行" if result.sp else "")
-        reasons = "；".join(parts)
-        line = f"**序列长度**：{head} 时，序列长度必须是 {result.multiple} 的倍数（{reasons}）。"
-        if result.sp is None and result.multiple != result.without_sp:
-            line += f"不开启序列并行时只需是 {result.without_sp} 的倍数。"
-        return f"{line}\n\n来源：{sources}"
-    parts = [f"2 × CP = {result.for_cp} for context parallelism"] if cp > 1 else []
+    parts = [words(lang, "sequence_multiple.for_cp", for_cp=result.for_cp)] if cp > 1 else []
     if result.for_sp > 1:
-        parts.append(
-            f"CP × TP = {result.for_sp} for sequence parallelism, which splits S / CP over the TP ranks"
-        )
-    head = f"CP {cp} and TP {tp}" + (" with sequence parallelism" if result.sp else "")
-    line = (
-        f"**Sequence length**: with {head}, the sequence length must be a multiple of {result.multiple} "
-        f"({'; '.join(parts)}; the smallest length both accept)."
+        parts.append(words(lang, "sequence_multiple.for_sp", for_sp=result.for_sp))
+    head = words(lang, "sequence_multiple.head", cp=cp, tp=tp)
+    head += words(lang, "sequence_multiple.head.sp") if result.sp else ""
+    line = words(
+        lang,
+        "sequence_multiple.line",
+        head=head,
+        multiple=result.multiple,
+        reasons=words(lang, "sep.clause").join(parts),
     )
     if result.sp is None and result.multiple != result.without_sp:
-        line += f" Without sequence parallelism a multiple of {result.without_sp} is enough."
-    return f"{line}\n\nSource: {sources}"
+        line += words(lang, "sequence_multiple.without_sp", without_sp=result.without_sp)
+    return words(lang, "sequence_multiple.sourced", line=line, sources=sources)
 
 
 def answer_line(text: str, overrides: dict[str, str], lang: str, seq: int | None = None) -> str:
@@ -114,11 +106,7 @@ def answer_line(text: str, overrides: dict[str, str], lang: str, seq: int | None
         below, above = seq // result.multiple * result.multiple, -(-seq // result.multiple) * result.multiple
         near = f"{below} / {above}" if below else f"{above}"
         head, _, tail = line.partition("\n\n")
-        extra = (
-            f"{seq} 不是 {result.multiple} 的倍数；最近的可用长度：{near}。"
-            if lang == "zh"
-            else f"{seq} is not a multiple of {result.multiple}; the nearest lengths that pass: {near}."
-        )
+        extra = words(lang, "sequence_multiple.not_multiple", seq=seq, multiple=result.multiple, near=near)
         line = f"{head} {extra}\n\n{tail}"
     return line
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from assistant.messages import words
 from assistant.records import Slots
 from assistant.understand import normalise
 
@@ -235,29 +236,17 @@ def missing(slots: Slots) -> list[str]:
     return needs
 
 
-_ASK_EN = {
-    "model": "the model (name and size, e.g. Qwen3 30B-A3B, or its Hugging Face id)",
-    "goal": "the training goal (pretrain, full SFT, or PEFT such as LoRA)",
-    "num_gpus": "how many GPUs you have (and how many nodes, if more than one)",
-    "gpu_type": "the GPU type (H100, H200, B200, GB200, ...)",
-    "versions": "the two Megatron-Bridge versions to compare (e.g. 0.5.1 and 0.6.0)",
-}
-_ASK_ZH = {
-    "model": "模型（名称和规模，例如 Qwen3 30B-A3B，或 Hugging Face 模型 ID）",
-    "goal": "训练目标（预训练、全参 SFT，或 LoRA 等 PEFT）",
-    "num_gpus": "GPU 数量（多机时请说明几台机器）",
-    "gpu_type": "GPU 型号（H100、H200、B200、GB200 等）",
-    "versions": "要对比的两个 Megatron-Bridge 版本（例如 0.5.1 和 0.6.0）",
-}
+# The slots a clarifying question can ask for; each has its message "session.ask.<slot>".
+ASKED_SLOTS = ("model", "goal", "num_gpus", "gpu_type", "versions")
 
 
 def clarifying_question(missing_slots: list[str], language: str) -> str:
     """One question that asks for every missing slot, in the user's language; "" when nothing is missing."""
     if not missing_slots:
         return ""
-    if language == "zh":
-        parts = [_ASK_ZH.get(name, name) for name in missing_slots]
-        return "为了给出合适的配方，请告诉我：" + "；".join(parts) + "。"
-    parts = [_ASK_EN.get(name, name) for name in missing_slots]
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"To pick the right recipe, could you tell me {listed}?"
+    parts = [words(language, f"session.ask.{n}") if n in ASKED_SLOTS else n for n in missing_slots]
+    listed = parts[-1]
+    if len(parts) > 1:
+        head = words(language, "session.ask.sep").join(parts[:-1])
+        listed = head + words(language, "session.ask.last") + listed
+    return words(language, "session.ask", listed=listed)

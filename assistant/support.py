@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.kb import KnowledgeBase
+from assistant.messages import words
 from assistant.model_names import split_recipe_name
 from assistant.records import Finding, RecipeRecord
 from assistant.rules.versions import version_key
 from assistant.understand import GPU_TYPES, normalise
 
+# A row's status, and the message key that says it.
 STATUS = {
-    "yes": ("**yes**", "**支持**"),
-    "partial": ("**partly**, with conditions", "**部分支持**，有条件"),
-    "experimental": ("**experimental**, not supported out of the box", "**实验性**，尚未开箱即用"),
-    "no": ("**no**", "**不支持**"),
-    "unknown": ("**not known**", "**未知**"),
+    "yes": "support.status.yes",
+    "partial": "support.status.partial",
+    "experimental": "support.status.experimental",
+    "no": "support.status.no",
+    "unknown": "support.status.unknown",
 }
 # The GPUs a precision answer covers when the question names none.
 DEFAULT_GPUS = ("a100", "h100", "b200")
@@ -77,17 +79,9 @@ def answer(
         first = feature["rows"][0]["since"]
         status = feature.get("before", "no")
         if status == "no":
-            head = (
-                f"**{topic}** — Megatron-Bridge {version}：**不支持**；自 {first} 起提供。"
-                if lang == "zh"
-                else f"**{topic}** — Megatron-Bridge {version}: **no**; available from {first}."
-            )
+            head = words(lang, "support.head.no_before", topic=topic, version=version, first=first)
         else:
-            head = (
-                f"**{topic}** — Megatron-Bridge {version}：**未知**（只核实过 {first} 及以后的版本）。"
-                if lang == "zh"
-                else f"**{topic}** — Megatron-Bridge {version}: **not known** (verified from {first} on)."
-            )
+            head = words(lang, "support.head.unknown_before", topic=topic, version=version, first=first)
         later = _row_for(feature, "main") or feature["rows"][-1]
         lines = [head, _conditions(later, lang, when=later["since"])]
         return SupportAnswer(feature["id"], status, "\n\n".join(lines))
@@ -95,12 +89,7 @@ def answer(
     gpu_lines: list[str] = []
     if feature.get("computed") == "precision" and precision_check is not None:
         gpu_lines, status = _precision_lines(text, lang, precision_check, presets)
-    en, zh = STATUS[status]
-    head = (
-        f"**{topic}** — Megatron-Bridge {version}：{zh}。"
-        if lang == "zh"
-        else f"**{topic}** — Megatron-Bridge {version}: {en}."
-    )
+    head = words(lang, "support.head", topic=topic, version=version, status=words(lang, STATUS[status]))
     lines = [head, *gpu_lines, _conditions(row, lang)]
     later = _later_row(feature, row)
     if later is not None and later["status"] != row["status"]:
@@ -121,13 +110,13 @@ def _later_row(feature: dict[str, Any], row: dict[str, Any]) -> dict[str, Any] |
 
 def _conditions(row: dict[str, Any], lang: str, when: str | None = None, status: str | None = None) -> str:
     sources = "; ".join(f"`{s}`" for s in row["sources"])
-    body = row["zh"] if lang == "zh" else row["en"]
-    said = STATUS[status][1 if lang == "zh" else 0] if status else ""
-    if lang == "zh":
-        prefix = f"（{when} 起{'：' + said if said else ''}）" if when else ""
-        return f"{prefix}{body}\n\n来源：{sources}"
-    prefix = f"From {when}{' (' + said + ')' if said else ''}: " if when else ""
-    return f"{prefix}{body[:1].upper()}{body[1:]}\n\nSource: {sources}"
+    # The English row is a clause ("needs ..."); said on its own it starts with a capital.
+    body = row["zh"] if lang == "zh" else row["en"][:1].upper() + row["en"][1:]
+    if when and status:
+        prefix = words(lang, "support.conditions.from_status", when=when, status=words(lang, STATUS[status]))
+    else:
+        prefix = words(lang, "support.conditions.from", when=when) if when else ""
+    return words(lang, "support.conditions", prefix=prefix, body=body, sources=sources)
 
 
 _LABEL = {"fp8cs": "FP8", "fp8mx": "MXFP8", "nvfp4": "NVFP4"}
@@ -147,14 +136,12 @@ def _precision_lines(
         for gpu in gpus:
             ok = check(precision, gpu) is None
             verdicts.append(ok)
-            mark = ("是", "否") if lang == "zh" else ("yes", "no")
-            lines.append(f"- {_LABEL[precision]} · {gpu.upper()}: {mark[0] if ok else mark[1]}")
+            mark = words(lang, "support.precision.yes" if ok else "support.precision.no")
+            lines.append(f"- {_LABEL[precision]} · {gpu.upper()}: {mark}")
     matching = [p for p in presets if _LABEL[precisions[0]].lower() in p]
     if matching:
         listed = ", ".join(f"`{p}`" for p in matching)
-        lines.append(
-            ("本版本的 mixed_precision 预设：" if lang == "zh" else "This release's presets: ") + listed
-        )
+        lines.append(words(lang, "support.precision.presets", listed=listed))
     status = "yes" if all(verdicts) else ("no" if not any(verdicts) else "partial")
     return ["\n".join(lines)], status
 
@@ -177,20 +164,13 @@ def _recipe_lines(
     if not names:
         if feature.get("computed") != "peft":
             return []
-        return [
-            f"Megatron-Bridge {version} 中 {model} 没有 PEFT 配方。"
-            if lang == "zh"
-            else f"Megatron-Bridge {version} has no PEFT recipe for {model}."
-        ]
+        return [words(lang, "support.recipes.no_peft", version=version, model=model)]
     shown = ", ".join(f"`{n}`" for n in names[:6])
     more = len(names) - 6
-    if lang == "zh":
-        return [
-            f"Megatron-Bridge {version} 中 {model} 有 {len(names)} 个配方：{shown}"
-            + ("等。" if more > 0 else "。")
-        ]
-    tail = f", and {more} more" if more > 0 else ""
-    return [f"Megatron-Bridge {version} has {len(names)} recipes for {model}: {shown}{tail}."]
+    tail = words(lang, "support.recipes.more", more=more) if more > 0 else ""
+    return [
+        words(lang, "support.recipes", version=version, count=len(names), model=model, shown=shown, tail=tail)
+    ]
 
 
 # "Does Megatron Bridge support Gemma 3?", "Is Qwen3 supported?", "支持 Gemma 3 吗？": about a model.
@@ -224,16 +204,15 @@ def model_support(
     names = sorted({r.name for r in mine}, key=lambda n: (len(n), n))
     shown = ", ".join(f"`{n}`" for n in names[:MAX_LISTED])
     sizes = ", ".join(f"`{s}`" for s in sorted(wanted & {stem(r) for r in mine}))
-    if lang == "zh":
-        more = f"等 {len(names)} 个" if len(names) > MAX_LISTED else f"共 {len(names)} 个"
-        return (
-            f"**{named}** — Megatron-Bridge {version}：**支持**。"
-            f"目录中有 {sizes} 的配方（{'、'.join(modes)}），{more}：{shown}。"
-            "告诉我目标（预训练、SFT 或 LoRA）和 GPU，我就给出启动命令。"
-        )
-    tail = f", and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
-    return (
-        f"**{named}** — Megatron-Bridge {version}: **yes**. The catalog has recipes for {sizes} "
-        f"({', '.join(modes)}): {shown}{tail}. Tell me the goal (pretrain, SFT or LoRA) and the GPUs for the "
-        "launch command."
+    counts = {"count": len(names), "extra": len(names) - MAX_LISTED}
+    more = words(lang, "support.model.more" if len(names) > MAX_LISTED else "support.model.all", **counts)
+    return words(
+        lang,
+        "support.model",
+        named=named,
+        version=version,
+        sizes=sizes,
+        modes=words(lang, "sep.list").join(modes),
+        shown=shown,
+        more=more,
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from assistant.messages import words
 from assistant.records import Hit
 from assistant.relevance import TopicTable
 
@@ -132,9 +133,9 @@ def topic_lead(
     named = [t.id for t in topics.named_in(question)]
     if not named:  # a passage near the words of a question that names no topic is no ground for a claim
         return ""
-    words = frozenset(_words(question))
+    asked = frozenset(_words(question))
     # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
-    leading = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, words))]
+    leading = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, asked))]
     on_topic = [t for t in topics.topics if t.id in named]
     retrieved = [anchor_of(h) for h in hits if any(t.covers(h.source) for t in on_topic)]
     # A section of a named topic that retrieval missed still counts when it names what the question names
@@ -144,10 +145,10 @@ def topic_lead(
     ]
 
     def shared(fact: SectionFact) -> int:
-        return len(words & _words(fact.en))
+        return len(asked & _words(fact.en))
 
-    found = [f for a in retrieved if (f := facts.fact(a, version, words))]
-    found += [f for a in unseen if (f := facts.fact(a, version, words)) and shared(f) >= UNSEEN_WORDS]
+    found = [f for a in retrieved if (f := facts.fact(a, version, asked))]
+    found += [f for a in unseen if (f := facts.fact(a, version, asked)) and shared(f) >= UNSEEN_WORDS]
     # the sections sharing most words with the question first; retrieval's order breaks ties
     found.sort(key=lambda f: -(shared(f) + (f.anchor in retrieved)))
     picked: list[SectionFact] = []
@@ -166,27 +167,20 @@ def topic_lead(
     label = next((facts.labels[t][lang] for t in topic_ids if t in facts.labels), "")
     upstream = topics.upstream_for(list(topic_ids), version)
     sources = list(dict.fromkeys(s for f in picked for s in f.sources))
-    body = ("；" if lang == "zh" else "; ").join(f.text(lang) for f in picked)
-    if lang == "zh":
-        about = f"，针对 {entity}" if entity else ""
-        head = (
-            f"**{label}**（Megatron-Bridge {version}{about}）："
-            if label
-            else f"Megatron-Bridge {version}{about}："
-        )
-        lines = [f"{head}{body}。", "来源：" + "；".join(f"`{s}`" for s in sources)]
-        if upstream:
-            lines.append(f"该版本的上游文档：{'、'.join(f'`{p}`' for p in upstream)}。")
-        return "\n\n".join(lines)
-    about = f", for {entity}" if entity else ""
-    head = (
-        f"**{label}** (Megatron-Bridge {version}{about}): "
-        if label
-        else f"Megatron-Bridge {version}{about}: "
-    )
-    lines = [f"{head}{body[:1].upper()}{body[1:]}.", "Source: " + "; ".join(f"`{s}`" for s in sources)]
+    body = words(lang, "sep.clause").join(f.text(lang) for f in picked)
+    if lang != "zh":  # Chinese has no capitals; an English answer starts with one
+        body = body[:1].upper() + body[1:]
+    about = words(lang, "topic_answer.about", entity=entity) if entity else ""
+    head_key = "topic_answer.head.label" if label else "topic_answer.head"
+    head = words(lang, head_key, label=label, version=version, about=about)
+    cited = words(lang, "sep.clause").join(f"`{s}`" for s in sources)
+    lines = [
+        words(lang, "topic_answer.line", head=head, body=body),
+        words(lang, "known_causes.sources", sources=cited),
+    ]
     if upstream:
-        lines.append(f"Upstream doc in that release: {' and '.join(f'`{p}`' for p in upstream)}.")
+        docs = words(lang, "sep.and").join(f"`{p}`" for p in upstream)
+        lines.append(words(lang, "topic_answer.upstream", docs=docs))
     return "\n\n".join(lines)
 
 
@@ -228,7 +222,5 @@ def uncovered_line(
     listed = ", ".join(f"`{n}`" for n in dict.fromkeys(named))
     ids = [t.id for t in topics.named_in(question)]
     paths = topics.upstream_for(ids, version) or topics.fallback.get(version, ())
-    where = (" and " if lang == "en" else "、").join(f"`{p}`" for p in paths)
-    if lang == "zh":
-        return f"知识库中没有找到关于 {listed} 的内容（Megatron-Bridge {version}）；请查阅该版本的 {where}。"
-    return f"Nothing in the guide covers {listed} for Megatron-Bridge {version}; the answer lives in {where}."
+    where = words(lang, "sep.and").join(f"`{p}`" for p in paths)
+    return words(lang, "topic_answer.uncovered", listed=listed, version=version, where=where)

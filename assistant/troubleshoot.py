@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.catalog import records_named
-from assistant.compose import say
 from assistant.errors import UserError
 from assistant.kb import KnowledgeBase
 from assistant.messages import words
@@ -426,24 +425,9 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
     world = cluster.num_gpus
     if finding.id == "pp-layers" and arch is not None:
         layers, pp = arch.num_layers, config.pp
-        line = say(
-            lang,
-            f"{layers} layers over PP {pp} leaves {_number(layers / pp)} per stage; every stage needs a "
-            "whole number of layers.",
-            f"{layers} 层分到 PP {pp} 个流水线阶段，每段 {_number(layers / pp)} 层；"
-            "每个阶段的层数必须是整数。",
-        )
+        line = words(lang, "troubleshoot.cause.pp_layers", layers=layers, pp=pp, per=_number(layers / pp))
         if finding.severity != "error":
-            line += " " + say(
-                lang,
-                "This model is a hybrid stack, where the rule module only warns on an uneven split (a layer "
-                "pattern may place the layers itself); the error you quote shows that this run split them "
-                "evenly, so the warning is the cause. Set the first and last stage sizes, or a PP that "
-                "divides.",
-                "该模型是混合层结构，规则模块对不均分只给出警告（层模式可能自行放置各层）；"
-                "你引用的报错说明这次运行是按均分处理的，因此这条警告就是原因。"
-                "请设置首尾阶段的层数，或选一个能整除的 PP。",
-            )
+            line += " " + words(lang, "troubleshoot.cause.pp_layers.hybrid")
         return line
     if finding.id == "pp-layout":
         return _layout_line(diag, lang)
@@ -454,7 +438,7 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
         middle, middle_pp = _middle(diag)
         line = words(
             lang, "troubleshoot.pp_uneven.mismatch", layers=arch.num_layers, pp=config.pp,
-            edges=("、" if lang == "zh" else ", ").join(map(str, edges)), middle=middle, middle_pp=middle_pp,
+            edges=words(lang, "sep.list").join(map(str, edges)), middle=middle, middle_pp=middle_pp,
         )  # fmt: skip
         if arch.num_layers % config.pp == 0:
             line += " " + words(
@@ -471,53 +455,66 @@ def cause_line(finding: Finding, diag: Diagnosis, lang: str) -> str:
         middle_pp = config.pp - len(edges)
         middle = arch.num_layers - sum(edges)
         per = _number(middle / middle_pp) if middle_pp else "0"
-        vp_en = f", and each stage's layers must also divide by VP {config.vp}." if config.vp else "."
-        vp_zh = f"；每个阶段的层数还必须能被 VP {config.vp} 整除。" if config.vp else "。"
-        return say(
+        edges_text = words(lang, "sep.list").join(map(str, edges))
+        vp_text = (
+            words(lang, "troubleshoot.cause.pp_uneven.vp", vp=config.vp)
+            if config.vp
+            else words(lang, "sep.end")
+        )
+        return words(
             lang,
-            f"{arch.num_layers} layers minus the edge stages ({', '.join(map(str, edges))}) leave {middle} "
-            f"for {middle_pp} middle stages: {per} each" + vp_en,
-            f"{arch.num_layers} 层减去首尾阶段（{'、'.join(map(str, edges))}）剩 {middle} 层，"
-            f"分给 {middle_pp} 个中间阶段：每段 {per} 层" + vp_zh,
+            "troubleshoot.cause.pp_uneven",
+            layers=arch.num_layers,
+            edges_text=edges_text,
+            middle=middle,
+            middle_pp=middle_pp,
+            per=per,
+            vp_text=vp_text,
         )
     if finding.id == "vp-layers" and arch is not None and config.vp:
         per_stage = arch.num_layers // config.pp
-        return say(
+        return words(
             lang,
-            f"{per_stage} layers per stage over VP {config.vp} leaves {_number(per_stage / config.vp)} per "
-            "model chunk.",
-            f"每个阶段 {per_stage} 层，分成 VP {config.vp} 个模型块，"
-            f"每块 {_number(per_stage / config.vp)} 层。",
+            "troubleshoot.cause.vp_layers",
+            per_stage=per_stage,
+            vp=config.vp,
+            per=_number(per_stage / config.vp),
         )
     if finding.id == "expert-mesh":
         etp = config.tp if diag.unset_etp else effective_etp(config.etp, config.tp, config.ep, config.version)
         size = config.pp * config.ep * etp
-        return say(
+        return words(
             lang,
-            f"The expert mesh PP·EP·ETP = {config.pp}·{config.ep}·{etp} = {size}, and {world} GPUs are not a "
-            f"multiple of {size}.",
-            f"专家网格 PP·EP·ETP = {config.pp}·{config.ep}·{etp} = {size}，"
-            f"而 {world} 张 GPU 不是 {size} 的倍数。",
+            "troubleshoot.cause.expert_mesh",
+            pp=config.pp,
+            ep=config.ep,
+            etp=etp,
+            size=size,
+            world=world,
         )
     if finding.id == "dense-mesh":
         size = config.tp * config.pp * config.cp
-        return say(
+        return words(
             lang,
-            f"TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = {size}, and {world} GPUs are not a "
-            f"multiple of {size}.",
-            f"TP·PP·CP = {config.tp}·{config.pp}·{config.cp} = {size}，"
-            f"而 {world} 张 GPU 不是 {size} 的倍数。",
+            "troubleshoot.cause.dense_mesh",
+            tp=config.tp,
+            pp=config.pp,
+            cp=config.cp,
+            size=size,
+            world=world,
         )
     if finding.id == "batch-divisible" and config.global_batch_size and config.micro_batch_size:
         dp = world // (config.tp * config.pp * config.cp)
         step = config.micro_batch_size * dp
         gbs = config.global_batch_size
-        return say(
+        return words(
             lang,
-            f"GBS {gbs} over MBS {config.micro_batch_size} × DP {dp} = {step} leaves {_number(gbs / step)} "
-            "micro-batches per rank.",
-            f"GBS {gbs} 除以 MBS {config.micro_batch_size} × DP {dp} = {step}，每个 rank 得到 "
-            f"{_number(gbs / step)} 个 micro-batch。",
+            "troubleshoot.cause.batch",
+            gbs=gbs,
+            mbs=config.micro_batch_size,
+            dp=dp,
+            step=step,
+            per=_number(gbs / step),
         )
     return finding.message if lang == "en" else finding.message_zh
 
@@ -548,7 +545,7 @@ def _layout_line(diag: Diagnosis, lang: str) -> str:
         else "troubleshoot.pp_layout.no_sync",
         version=version,
     )  # fmt: skip
-    launcher += " " if launcher and lang != "zh" else ""
+    launcher += words(lang, "sep.sentence") if launcher else ""
     common = {
         "name": record.name, "rpp": record.parallelism.pp, "rvp": record.parallelism.vp or 1,
         "stages": stages, "pp": config.pp, "launcher": launcher,
@@ -567,7 +564,7 @@ def _layout_line(diag: Diagnosis, lang: str) -> str:
     later = next(
         ((v, r) for v, r in _later_records(record).items() if r is not None and r.layout_builder), None
     )
-    gap = "" if lang == "zh" else " "
+    gap = words(lang, "sep.sentence")
     if later and not diag.unsynced:
         head += gap + words(
             lang, "troubleshoot.pp_layout.fixed_in", later=later[0], builder=later[1].layout_builder
@@ -591,35 +588,13 @@ def _unsynced_line(diag: Diagnosis, lang: str) -> str:
 
 
 # What to check for an error text when the config at hand does not explain it (per rule, in our words).
-KNOWN_CAUSES: dict[str, tuple[str, str]] = {
-    "pp-layers": (
-        "the pipeline size does not divide the model's layer count; check the PP the run really uses "
-        "(an override or a launcher flag may set it) against the number of layers",
-        "流水线并行度不能整除模型层数；请核对运行时实际生效的 PP（覆盖项或启动参数可能修改了它）与层数",
-    ),
-    "vp-layers": (
-        "the virtual pipeline size does not divide the layers per stage; check VP against layers / PP",
-        "虚拟流水线并行度不能整除每个阶段的层数；请核对 VP 与 层数 / PP",
-    ),
-    "vp-needs-pp": (
-        "a virtual pipeline size is set with PP = 1; check both",
-        "设置了虚拟流水线但 PP = 1；请同时核对两者",
-    ),
-    "expert-mesh": (
-        "PP·EP·ETP does not divide the GPU count; check expert_tensor_parallel_size: left unset, it "
-        "becomes TP on any path that does not set it to 1",
-        "PP·EP·ETP 不能整除 GPU 数；请检查 expert_tensor_parallel_size：未设置时，凡是没有把它设为 1 的路径"
-        "都会让它等于 TP",
-    ),
-    "dense-mesh": (
-        "TP·PP·CP does not divide the GPU count; check the number of processes the launcher starts "
-        "(nodes × processes per node) against TP·PP·CP",
-        "TP·PP·CP 不能整除 GPU 数；请核对启动的进程数（节点数 × 每节点进程数）与 TP·PP·CP",
-    ),
-    "batch-divisible": (
-        "the global batch is not a multiple of MBS × DP; check GBS against the DP this GPU count gives",
-        "全局批次不是 MBS × DP 的倍数；请按当前 GPU 数算出的 DP 核对 GBS",
-    ),
+KNOWN_CAUSES: dict[str, str] = {
+    "pp-layers": "troubleshoot.known_cause.pp-layers",
+    "vp-layers": "troubleshoot.known_cause.vp-layers",
+    "vp-needs-pp": "troubleshoot.known_cause.vp-needs-pp",
+    "expert-mesh": "troubleshoot.known_cause.expert-mesh",
+    "dense-mesh": "troubleshoot.known_cause.dense-mesh",
+    "batch-divisible": "troubleshoot.known_cause.batch-divisible",
 }
 
 
@@ -642,64 +617,46 @@ def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
     parts: list[str] = []
     if diag.config is None:
         parts.append(
-            say(
-                lang,
-                "I cannot tell which recipe and GPU count this run uses, so the error is not checked on your "
-                "config. Name the recipe (or model) and the GPUs to get that.",
-                "无法确定这次运行用的配方和 GPU 数量，因此没有在你的配置上检查这个报错。请说明配方（或模型）"
-                "和 GPU，以便逐项检查。",
-            )
+            words(lang, "troubleshoot.no_config")
         )
         parts.append(_known_causes(diag, lang))
         return "\n\n".join(p for p in parts if p)
     parts.append(
-        say(lang, f"**Checked on your config:** {_stated(diag)}.", f"**按你的配置检查：** {_stated(diag)}。")
+        words(lang, "troubleshoot.checked", stated=_stated(diag))
     )
     if diag.assumed_gpus:
         parts.append(
-            say(
-                lang,
-                f"You did not say how many GPUs you have; this checks {diag.cluster.num_gpus} (the recipe's, "
-                "or the fewest your layout can use).",
-                f"你没有说明 GPU 数量；这里按 {diag.cluster.num_gpus} 张检查（配方自身的数量，"
-                "或你的布局至少需要的数量）。",
-            )
+            words(lang, "troubleshoot.assumed_gpus", num_gpus=diag.cluster.num_gpus)
         )
     if diag.causes:
         first = diag.causes[0]
         where = f" ({diag.signature.where})" if diag.signature else ""
         quoted = f"\n\n```\n{first.upstream_error}\n```" if first.upstream_error else ""
         if diag.unsynced:
-            parts.append(f"**{say(lang, 'Cause', '原因')}:** {_unsynced_line(diag, lang)}{quoted}")
+            line = _unsynced_line(diag, lang)
+            parts.append(words(lang, "troubleshoot.cause.unsynced", line=line, quoted=quoted))
         else:
             parts.append(
-                say(
-                    lang,
-                    f"**Cause:** the rule module reproduces this error{where} on your config:{quoted}",
-                    f"**原因：** 规则模块在你的配置上复现了这个报错{where}：{quoted}",
-                )
+                words(lang, "troubleshoot.cause.reproduced", where=where, quoted=quoted)
             )
         if diag.unset_etp:
             assert diag.config is not None and diag.record is not None
             since = ETP_DEFAULT_SINCE
             parts.append(
-                say(
+                words(
                     lang,
-                    f"`{diag.record.name}` leaves `{ETP_KEY}` unset. Where nothing sets it to 1 (Bridge's "
-                    f"training entry does so from {since} when EP > 1; a script that calls "
-                    "`initialize_model_parallel` itself does not), Megatron-Core uses TP for it: "
-                    f"ETP = {diag.config.tp}.",
-                    f"`{diag.record.name}` 没有设置 `{ETP_KEY}`。在没有把它设为 1 的路径上"
-                    f"（Bridge 的训练入口自 {since} 起在 EP > 1 时设为 1；"
-                    "自行调用 `initialize_model_parallel` 的脚本不会），"
-                    f"Megatron-Core 让它等于 TP：ETP = {diag.config.tp}。",
+                    "troubleshoot.unset_etp",
+                    name=diag.record.name,
+                    etp_key=ETP_KEY,
+                    since=since,
+                    tp=diag.config.tp,
                 )
             )
         parts.append("\n".join(f"- {cause_line(f, diag, lang)}" for f in diag.causes))
         others = [f for f in _errors(diag) if f.id not in {c.id for c in diag.causes}]
         if others:
             parts.append(
-                say(lang, "The rule module also finds on this config:", "规则模块在这份配置上还发现：")
+                words(lang, "troubleshoot.also_finds")
                 + "\n"
                 + "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in others)
             )
@@ -711,13 +668,7 @@ def render(diag: Diagnosis, lang: str, asks_if_broken: bool = False) -> str:
         check = diag.record.self_check
         if check.passes:
             parts.append(
-                say(
-                    lang,
-                    f"The recipe itself is not broken: its own defaults pass the rule module on its own "
-                    f"{check.gpus} GPUs. The failure comes from the settings above.",
-                    f"配方本身没有问题：它的默认配置在其自身的 {check.gpus} 张 GPU 上能通过规则模块检查。"
-                    "失败来自上面的设置。",
-                )
+                words(lang, "troubleshoot.recipe_ok", gpus=check.gpus)
             )
     if diag.broken is None:
         parts.append(broken_recipe_note(diag.record, lang))  # broken, for another reason than this error
@@ -734,20 +685,14 @@ def _unexplained(diag: Diagnosis, lang: str) -> str:
     if diag.signature is None:
         if not errors:
             return ""
-        return say(
-            lang, "The rule module finds these errors on your config:", "规则模块在你的配置上发现这些错误："
-        ) + ("\n" + "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in errors))
-    head = say(
-        lang,
-        "**Nothing in this config explains the error:** with these values, every check that raises this text "
-        "passes.",
-        "**这份配置中没有能解释该报错的设置：** 按这些取值，会抛出这段报错的检查全部通过。",
-    )
+        listed = "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in errors)
+        return words(lang, "troubleshoot.unexplained.errors") + "\n" + listed
+    head = words(lang, "troubleshoot.unexplained.head")
     if errors:
-        head += "\n\n" + say(lang, "It does find:", "但它发现：") + "\n"
+        head += "\n\n" + words(lang, "troubleshoot.unexplained.does_find") + "\n"
         head += "\n".join(f"- {f.message if lang == 'en' else f.message_zh}" for f in errors)
     else:
-        head += " " + say(lang, "The rule module finds no error on it.", "规则模块在其上没有发现错误。")
+        head += " " + words(lang, "troubleshoot.unexplained.no_error")
     sums = passing_arithmetic(diag, lang)
     if sums:
         head += "\n\n" + "\n".join(f"- {line}" for line in sums)
@@ -766,41 +711,48 @@ def passing_arithmetic(diag: Diagnosis, lang: str) -> list[str]:
         if rule == "pp-layers" and arch and arch.num_layers % config.pp == 0:
             per = arch.num_layers // config.pp
             lines.append(
-                say(
+                words(
                     lang,
-                    f"{arch.num_layers} layers over PP {config.pp} is {per} per stage: it divides.",
-                    f"{arch.num_layers} 层分到 PP {config.pp}，每个 stage {per} 层，可以整除。",
+                    "troubleshoot.passes.pp_layers",
+                    layers=arch.num_layers,
+                    pp=config.pp,
+                    per=per,
                 )
             )
         elif rule == "vp-layers" and arch and config.vp and arch.num_layers % (config.pp * config.vp) == 0:
             per = arch.num_layers // (config.pp * config.vp)
             lines.append(
-                say(
+                words(
                     lang,
-                    f"{arch.num_layers} layers over PP {config.pp} × VP {config.vp} is {per} per "
-                    "model chunk: it divides.",
-                    f"{arch.num_layers} 层分到 PP {config.pp} × VP {config.vp}，"
-                    f"每个模型块 {per} 层，可以整除。",
+                    "troubleshoot.passes.vp_layers",
+                    layers=arch.num_layers,
+                    pp=config.pp,
+                    vp=config.vp,
+                    per=per,
                 )
             )
         elif rule == "dense-mesh" and world:
             size = config.tp * config.pp * config.cp
             if world % size == 0:
                 lines.append(
-                    say(
+                    words(
                         lang,
-                        f"{world} GPUs over TP·PP·CP = {size} leave DP {world // size}.",
-                        f"{world} 张 GPU 除以 TP·PP·CP = {size}，DP 为 {world // size}。",
+                        "troubleshoot.passes.dense_mesh",
+                        world=world,
+                        size=size,
+                        dp=world // size,
                     )
                 )
         elif rule == "expert-mesh" and world:
             size = config.pp * config.ep * (config.etp or config.tp)
             if world % size == 0:
                 lines.append(
-                    say(
+                    words(
                         lang,
-                        f"{world} GPUs over PP·EP·ETP = {size} leave expert DP {world // size}.",
-                        f"{world} 张 GPU 除以 PP·EP·ETP = {size}，专家数据并行为 {world // size}。",
+                        "troubleshoot.passes.expert_mesh",
+                        world=world,
+                        size=size,
+                        dp=world // size,
                     )
                 )
         elif rule == "batch-divisible" and world and config.global_batch_size and config.micro_batch_size:
@@ -813,21 +765,18 @@ def passing_arithmetic(diag: Diagnosis, lang: str) -> list[str]:
             if dp and config.global_batch_size % step == 0:
                 n = config.global_batch_size // step
                 lines.append(
-                    say(
+                    words(
                         lang,
-                        f"GBS {config.global_batch_size} over MBS {config.micro_batch_size} × DP "
-                        f"{dp} is {n} micro-batches: it divides.",
-                        f"GBS {config.global_batch_size} 除以 MBS {config.micro_batch_size} × DP {dp}，"
-                        f"得到 {n} 个 micro-batch，可以整除。",
+                        "troubleshoot.passes.batch",
+                        gbs=config.global_batch_size,
+                        mbs=config.micro_batch_size,
+                        dp=dp,
+                        n=n,
                     )
                 )
         elif rule == "tp-heads" and arch and arch.num_attention_heads % config.tp == 0:
             lines.append(
-                say(
-                    lang,
-                    f"{arch.num_attention_heads} attention heads over TP {config.tp}: it divides.",
-                    f"{arch.num_attention_heads} 个注意力头分到 TP {config.tp}，可以整除。",
-                )
+                words(lang, "troubleshoot.passes.tp_heads", heads=arch.num_attention_heads, tp=config.tp)
             )
         elif (
             rule == "cp-seq"
@@ -836,11 +785,7 @@ def passing_arithmetic(diag: Diagnosis, lang: str) -> list[str]:
             and config.seq_length % (2 * config.cp) == 0
         ):
             lines.append(
-                say(
-                    lang,
-                    f"sequence {config.seq_length} over 2 × CP {config.cp}: it divides.",
-                    f"序列长度 {config.seq_length} 除以 2 × CP {config.cp}，可以整除。",
-                )
+                words(lang, "troubleshoot.passes.cp_seq", seq=config.seq_length, cp=config.cp)
             )
     return [line[:1].upper() + line[1:] for line in lines]
 
@@ -851,24 +796,21 @@ def _known_causes(diag: Diagnosis, lang: str) -> str:
     known = [KNOWN_CAUSES[r] for r in diag.signature.rules if r in KNOWN_CAUSES]
     if not known:
         return ""
-    head = say(
-        lang,
-        f"Known causes of this error ({diag.signature.where}), most likely first; check each:",
-        f"这个报错（{diag.signature.where}）的已知原因，按可能性排序；请逐项检查：",
-    )
-    lines = [f"{n}. {en if lang == 'en' else zh}" for n, (en, zh) in enumerate(known, 1)]
+    head = words(lang, "troubleshoot.known_causes.head", where=diag.signature.where)
+    lines = [f"{n}. {words(lang, key)}" for n, key in enumerate(known, 1)]
     return "\n".join([head, *lines])
 
 
 def _broken_line(record: RecipeRecord | None, check: SelfCheck, lang: str) -> str:
     assert record is not None
     rules = ", ".join(f"`{r}`" for r in check.failing_rules)
-    return say(
+    return words(
         lang,
-        f"**Yes, `{record.name}` is broken in Megatron-Bridge {record.version}:** its own defaults fail "
-        f"this check on its own {check.gpus} GPUs (catalog self-check: {rules}).",
-        f"**是的，`{record.name}` 在 Megatron-Bridge {record.version} 中是坏的：** "
-        f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上就无法通过这项检查（目录自检：{rules}）。",
+        "troubleshoot.broken",
+        name=record.name,
+        version=record.version,
+        gpus=check.gpus,
+        rules=rules,
     ) + (" " + history if (history := _history_line(record, lang)) else "")
 
 
@@ -879,22 +821,14 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
         return ""
     parts = []
     if not fix:
-        parts.append(say(lang, "**Fix** (re-checked by the rule module):", "**修复**（已由规则模块复查）："))
+        parts.append(words(lang, "troubleshoot.fix.head"))
     elif fixed is not None and fixed.passes:
         parts.append(
-            say(
-                lang,
-                "**Fix** (re-checked by the rule module: no errors remain):",
-                "**修复**（已由规则模块复查：不再有错误）：",
-            )
+            words(lang, "troubleshoot.fix.passes")
         )
     else:
         parts.append(
-            say(
-                lang,
-                "**Fix for this error** (the rule module still reports other errors with it, listed after):",
-                "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
-            )
+            words(lang, "troubleshoot.fix.partial")
         )
     if fix:
         parts.append(f"```\n{_fix_text(fix)}\n```")
@@ -903,12 +837,13 @@ def _fix_lines(diag: Diagnosis, lang: str) -> str:
         edge = split[FIRST_STAGE_LAYERS]
         middle = (diag.arch.num_layers - 2 * edge) // (diag.config.pp - 2)
         parts.append(
-            say(
+            words(
                 lang,
-                f"Or keep PP {diag.config.pp} and give the first and last stages {edge} layers each, "
-                f"{middle} on each of the {diag.config.pp - 2} others (the rule module accepts it):",
-                f"或者保留 PP {diag.config.pp}，首尾两个阶段各 {edge} 层，其余 {diag.config.pp - 2} 个阶段各 "
-                f"{middle} 层（规则模块接受）：",
+                "troubleshoot.fix.alternative",
+                pp=diag.config.pp,
+                edge=edge,
+                middle=middle,
+                others=diag.config.pp - 2,
             )
         )
         parts.append(f"```\n{_fix_text(split)}\n```")
@@ -948,27 +883,13 @@ def _history_line(record: RecipeRecord, lang: str) -> str:
     fixed_in, present = self_check_history(record, later)
     newest = list(later)[-1]
     if fixed_in:
-        return say(
-            lang,
-            f"Fixed in Megatron-Bridge {fixed_in}: the catalog self-check of that release passes for "
-            f"`{record.name}`; upgrading also fixes it.",
-            f"已在 Megatron-Bridge {fixed_in} 中修复：该版本目录自检对 `{record.name}` 通过；升级也能解决。",
-        )
+        return words(lang, "troubleshoot.history.fixed_in", fixed_in=fixed_in, name=record.name)
     if not present:
-        return say(
-            lang,
-            f"`{record.name}` is no longer in the Megatron-Bridge {newest} catalog.",
-            f"Megatron-Bridge {newest} 的目录中已没有 `{record.name}`。",
-        )
+        return words(lang, "troubleshoot.history.gone", name=record.name, newest=newest)
     newest_check = later[newest].self_check if later[newest] else None
     if newest_check is None or newest_check.passes:
         return ""
-    return say(
-        lang,
-        f"Still failing in the later bundled releases up to {newest}: keep the fixed settings after "
-        "upgrading.",
-        f"直到 {newest} 的所有后续内置版本中仍然失败：升级后也请保留修正后的设置。",
-    )
+    return words(lang, "troubleshoot.history.still_failing", newest=newest)
 
 
 def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
@@ -978,15 +899,15 @@ def broken_recipe_note(record: RecipeRecord | None, lang: str) -> str:
     if record is None or check is None or check.passes:
         return ""
     rules = ", ".join(f"`{r}`" for r in check.failing_rules)
-    fix = f" `{_fix_text(check.fix)}`" if check.fix else ""
-    return say(
+    fixed = words(lang, "troubleshoot.broken_note.fix", fix=_fix_text(check.fix)) if check.fix else ""
+    return words(
         lang,
-        f"⚠️ `{record.name}` is **broken in this release** (Megatron-Bridge {record.version}): its own "
-        f"defaults fail {rules} on its own {check.gpus} GPUs."
-        + (f" Fixed settings, re-checked by the rule module:{fix}." if fix else ""),
-        f"⚠️ `{record.name}` 在此版本（Megatron-Bridge {record.version}）中**是坏的**："
-        f"它自己的默认配置在其自身的 {check.gpus} 张 GPU 上无法通过 {rules}。"
-        + (f"修正后的设置（已由规则模块复查）：{fix}。" if fix else ""),
+        "troubleshoot.broken_note",
+        name=record.name,
+        version=record.version,
+        rules=rules,
+        gpus=check.gpus,
+        fixed=fixed,
     ) + (" " + history if (history := _history_line(record, lang)) else "")
 
 

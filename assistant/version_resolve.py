@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from assistant.errors import UserError
 from assistant.kb import KnowledgeBase
+from assistant.messages import words
 from assistant.rules.versions import normalize_version, version_key
 
 INDEX_HINT = "autorecipe recipes index"
@@ -32,14 +33,7 @@ class VersionChoice:
 
 def unknown_version_error(raw: str, bundled: list[str]) -> UserError:
     listed = ", ".join(bundled)
-    return UserError(
-        f"Megatron-Bridge {raw} is not bundled (bundled: {listed}). To answer for your own checkout, "
-        f"index it: `{INDEX_HINT} PATH_TO_CHECKOUT --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` "
-        "(CATALOG_DIR is the catalogs folder of your knowledge base), then pass that version.",
-        zh=f"没有内置 Megatron-Bridge {raw} 的配方目录（内置：{listed}）。如需针对你自己的代码，请先运行 "
-        f"`{INDEX_HINT} 代码路径 --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` 建立目录"
-        "（CATALOG_DIR 为知识库的 catalogs 文件夹），再指定该版本。",
-    )
+    return UserError.keyed("version_resolve.unknown", raw=raw, listed=listed, index_hint=INDEX_HINT)
 
 
 def bundled_choice(raw: str, bundled: list[str]) -> VersionChoice:
@@ -63,19 +57,16 @@ def bundled_choice(raw: str, bundled: list[str]) -> VersionChoice:
     if key[:2] == (newest[0], newest[1] + 1) and "main" in bundled:
         return VersionChoice(
             "main",
-            f"Megatron-Bridge {normalized} is not released in the bundled catalogs; answering from `main`, "
-            f"its development line.",
-            f"内置目录中没有已发布的 Megatron-Bridge {normalized}；以下按其开发分支 `main` 回答。",
+            words("en", "version_resolve.next_minor", normalized=normalized),
+            words("zh", "version_resolve.next_minor", normalized=normalized),
         )
     if key[:2] > newest[:2]:
         raise unknown_version_error(str(raw), bundled)
     earlier = [v for v in releases if version_key(v) < key][-1]
     return VersionChoice(
         earlier,
-        f"Megatron-Bridge {normalized} is not bundled; answering from {earlier}, the nearest earlier bundled "
-        f"release. Names and flags may differ in {normalized}.",
-        f"没有内置 Megatron-Bridge {normalized}；以下按最接近的较早内置版本 {earlier} 回答，"
-        f"{normalized} 中的名称和参数可能不同。",
+        words("en", "version_resolve.earlier", normalized=normalized, earlier=earlier),
+        words("zh", "version_resolve.earlier", normalized=normalized, earlier=earlier),
     )
 
 
@@ -101,13 +92,10 @@ def resolve(selected: str | None, named: str | None, default: str, bundled: list
         picked = selected
     if picked == chosen.version or picked == normalize_version(named):
         return chosen
-    en = (
-        f"The question names Megatron-Bridge {named}, the selector says {selected}: "
-        f"answering for {chosen.version}, as the question says."
-    )
-    zh = f"问题中写的是 Megatron-Bridge {named}，而选择的是 {selected}：按问题中的 {chosen.version} 回答。"
+    said = {"named": named, "selected": selected, "version": chosen.version}
+    en, zh = words("en", "version_resolve.named", **said), words("zh", "version_resolve.named", **said)
     return VersionChoice(
         chosen.version,
-        " ".join(s for s in (en, chosen.note_en) if s),
-        "".join(s for s in (zh, chosen.note_zh) if s),
+        words("en", "sep.sentence").join(s for s in (en, chosen.note_en) if s),
+        words("zh", "sep.sentence").join(s for s in (zh, chosen.note_zh) if s),
     )

@@ -6,6 +6,37 @@ MESSAGES: dict[str, str] = {
         "version, parallelism for your GPUs, and fixes for launch errors. That question is outside what "
         "I can answer. Try for example:\n{examples}"
     ),
+    "conversation_replies.greeting.models": "\n\nModel families with recipes in {version}: {listed}.",
+    "conversation_replies.greeting": (
+        "Hi! I help you start Megatron-Bridge training runs (answers for version {version} unless you "
+        "name another):\n- which recipe to start from, for a model or just a goal (a first smoke test, a "
+        "VLM, diffusion, MoE);\n- the launch command and the parallelism and batch sizes for your GPUs, "
+        "with a memory and speed estimate;\n- whether a feature is supported (packing with CP, FP8 on "
+        "your GPUs, LoRA), and what a launch error means.{models}\n\nTry for example:\n{examples}"
+    ),
+    "conversation_replies.greeting.example.1": "Train DeepSeek V3 from scratch on 256 H100 GPUs",
+    "conversation_replies.greeting.example.2": "I want to fine-tune a vision-language model on 8 GPUs",
+    "conversation_replies.greeting.example.3": "Can I use packed sequences with CP=2?",
+    "conversation_replies.why": "**Why `{name}`:** {reason}.",
+    "conversation_replies.why.quick_pick": (
+        "- You named no model, so it is the starting recipe this release's own guidance gives for what "
+        "you want to do."
+    ),
+    "conversation_replies.why.validated": (
+        "- It is written for {validated} GPUs; the plan maps it onto your {num_gpus}."
+    ),
+    "conversation_replies.match.exact": "it is this release's recipe for your model and goal",
+    "conversation_replies.match.seq-variant": (
+        "it is the variant of your model's recipe whose sequence length covers yours"
+    ),
+    "conversation_replies.match.closest-size": (
+        "this release has no recipe for your size, and this is the nearest size of the same family"
+    ),
+    "conversation_replies.match.similar-architecture": (
+        "this release has no recipe for your model, and this recipe's model has the most similar "
+        "architecture"
+    ),
+    "conversation_replies.match.explicit": "you named it",
     "service.unknown_model": (
         "Megatron-Bridge {version} has no recipe for **{named}**, and I will not guess one. Tell me its "
         "Hugging Face model id or share its `config.json` (local path), and I can pick the recipe of an "
@@ -86,6 +117,131 @@ MESSAGES: dict[str, str] = {
         "In {version}, `checkpoint.pretrained_checkpoint` must be a Megatron checkpoint, so step 1 is "
         "needed; a local Hugging Face directory is accepted there from {since} on."
     ),
+    "intent_form.why_allowed.no_divide": (
+        "With your numbers {mesh} does not divide {world} GPUs; start-up should fail with `{error}`."
+    ),
+    "intent_form.why_allowed.experts": " EP must also divide the number of experts ({experts}).",
+    "intent_form.why_allowed": (
+        "**This is expected: EP is not bounded by DP.** The MoE layers use their own expert mesh, PP × "
+        "EP × ETP × EDP (expert data parallel) = world size, separate from the dense mesh TP × CP × DP × "
+        "PP. With your numbers: dense DP = {world} / (TP {tp} × PP {pp} × CP {cp}) = {dp}; the expert "
+        "mesh PP {pp} × EP {ep} × ETP {etp} = {expert_size} divides {world} GPUs, so EDP = {edp}. What "
+        "bounds EP is that PP × EP × ETP divides the world size.{limit}"
+    ),
+    "intent_form.conversion.not_needed": (
+        "**No conversion is needed**: {name} is a pretraining recipe, and in Megatron-Bridge {version} "
+        "its defaults set no `checkpoint.pretrained_checkpoint`, so it starts from randomly initialised "
+        "weights. Converting Hugging Face weights to Megatron format (`AutoBridge.import_ckpt`) matters "
+        "only when a run starts from trained weights, as SFT and LoRA do."
+    ),
+    "intent_form.conversion.unset": "unset",
+    "intent_form.conversion.pretrained": (
+        "{name} ({mode}) starts from the weights `checkpoint.pretrained_checkpoint` points at (default: "
+        "{value}). Set it to the checkpoint to start from; the formats it accepts are in this release's "
+        "checkpoint notes."
+    ),
+    "intent_form.distributed_import": (
+        "**Yes.** `{call}` builds the whole model on the CPU in one process (`{builds_on}`), so a large "
+        "model needs all its weights in host RAM. In Megatron-Bridge {version} you can convert across "
+        "GPUs under `torchrun` instead, each rank loading and saving its shard:\n{steps}\n\nExample script: "
+        "`{example}` (arguments {args}).\n\nSource: {sources}"
+    ),
+    "intent_form.batch_divisible": (
+        "The global batch size must be divisible by MBS × DP (micro batch size × data-parallel size): "
+        "GBS = MBS × DP × GA with a whole number of gradient-accumulation steps GA, and DP = GPUs / (TP "
+        "× PP × CP). Otherwise Megatron Core stops with `{error}`."
+    ),
+    "support.status.yes": "**yes**",
+    "support.status.partial": "**partly**, with conditions",
+    "support.status.experimental": "**experimental**, not supported out of the box",
+    "support.status.no": "**no**",
+    "support.status.unknown": "**not known**",
+    "support.head": "**{topic}** — Megatron-Bridge {version}: {status}.",
+    "support.head.no_before": "**{topic}** — Megatron-Bridge {version}: **no**; available from {first}.",
+    "support.head.unknown_before": (
+        "**{topic}** — Megatron-Bridge {version}: **not known** (verified from {first} on)."
+    ),
+    "support.conditions": "{prefix}{body}\n\nSource: {sources}",
+    "support.conditions.from": "From {when}: ",
+    "support.conditions.from_status": "From {when} ({status}): ",
+    "support.precision.yes": "yes",
+    "support.precision.no": "no",
+    "support.precision.presets": "This release's presets: {listed}",
+    "support.recipes": "Megatron-Bridge {version} has {count} recipes for {model}: {shown}{tail}.",
+    "support.recipes.more": ", and {more} more",
+    "support.recipes.no_peft": "Megatron-Bridge {version} has no PEFT recipe for {model}.",
+    "support.model": (
+        "**{named}** — Megatron-Bridge {version}: **yes**. The catalog has recipes for {sizes} "
+        "({modes}): {shown}{more}. Tell me the goal (pretrain, SFT or LoRA) and the GPUs for the launch "
+        "command."
+    ),
+    "support.model.more": ", and {extra} more",
+    "support.model.all": "",
+    "sequence_multiple.line": (
+        "**Sequence length**: with {head}, the sequence length must be a multiple of {multiple} "
+        "({reasons}; the smallest length both accept)."
+    ),
+    "sequence_multiple.head": "CP {cp} and TP {tp}",
+    "sequence_multiple.head.sp": " with sequence parallelism",
+    "sequence_multiple.for_cp": "2 × CP = {for_cp} for context parallelism",
+    "sequence_multiple.for_sp": (
+        "CP × TP = {for_sp} for sequence parallelism, which splits S / CP over the TP ranks"
+    ),
+    "sequence_multiple.without_sp": " Without sequence parallelism a multiple of {without_sp} is enough.",
+    "sequence_multiple.not_multiple": (
+        "{seq} is not a multiple of {multiple}; the nearest lengths that pass: {near}."
+    ),
+    "sequence_multiple.sourced": "{line}\n\nSource: {sources}",
+    "topic_answer.head.label": "**{label}** (Megatron-Bridge {version}{about}): ",
+    "topic_answer.head": "Megatron-Bridge {version}{about}: ",
+    "topic_answer.about": ", for {entity}",
+    "topic_answer.line": "{head}{body}.",
+    "topic_answer.upstream": "Upstream doc in that release: {docs}.",
+    "topic_answer.uncovered": (
+        "Nothing in the guide covers {listed} for Megatron-Bridge {version}; the answer lives in {where}."
+    ),
+    "override_keys.unknown": "unknown override key(s) for Megatron-Bridge {version}: {listed}",
+    "override_keys.closest": "{key} (closest: {hint})",
+    "override_keys.no_similar": "{key} (no similar key)",
+    "bounds.gpus": "the GPU count must be a positive number no larger than {limit:,} (2^20), got {got:,}",
+    "bounds.gpus_per_node": "GPUs per node must be positive and at most {limit:,}, got {got:,}",
+    "bounds.question": (
+        "the question is {length:,} characters long; the limit is {limit:,}. Ask about one setup at a "
+        "time, or paste only the config lines and the error"
+    ),
+    "bounds.setups": "the question lists {count} setups; at most {limit} are answered at once. Split it",
+    "bounds.count_negative": (
+        "a GPU or node count cannot be negative; write how many you have as a plain number, e.g. 8 H100"
+    ),
+    "bounds.count_expression": (
+        "write the GPU or node count as a plain number (e.g. 1024 H100), not as a power or an exponent"
+    ),
+    "bounds.seq_len": "the sequence length must be between 1 and {limit:,} (2^24) tokens, got {got:,}",
+    "version_resolve.unknown": (
+        "Megatron-Bridge {raw} is not bundled (bundled: {listed}). To answer for your own checkout, "
+        "index it: `{index_hint} PATH_TO_CHECKOUT --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` "
+        "(CATALOG_DIR is the catalogs folder of your knowledge base), then pass that version."
+    ),
+    "version_resolve.next_minor": (
+        "Megatron-Bridge {normalized} is not released in the bundled catalogs; answering from `main`, "
+        "its development line."
+    ),
+    "version_resolve.earlier": (
+        "Megatron-Bridge {normalized} is not bundled; answering from {earlier}, the nearest earlier "
+        "bundled release. Names and flags may differ in {normalized}."
+    ),
+    "version_resolve.named": (
+        "The question names Megatron-Bridge {named}, the selector says {selected}: answering for "
+        "{version}, as the question says."
+    ),
+    "session.ask": "To pick the right recipe, could you tell me {listed}?",
+    "session.ask.sep": ", ",
+    "session.ask.last": " and ",
+    "session.ask.model": "the model (name and size, e.g. Qwen3 30B-A3B, or its Hugging Face id)",
+    "session.ask.goal": "the training goal (pretrain, full SFT, or PEFT such as LoRA)",
+    "session.ask.num_gpus": "how many GPUs you have (and how many nodes, if more than one)",
+    "session.ask.gpu_type": "the GPU type (H100, H200, B200, GB200, ...)",
+    "session.ask.versions": "the two Megatron-Bridge versions to compare (e.g. 0.5.1 and 0.6.0)",
     "service.ask.unusable_part": "I cannot use part of this request: ",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} has no recipe for **{named}**. This is the recipe of the most "
@@ -320,6 +476,116 @@ MESSAGES: dict[str, str] = {
         "incompatible"
     ),
     "troubleshoot.unsynced.layout": "it rebuilds the recipe's pipeline layout through `{builder}`",
+    "troubleshoot.cause.pp_uneven.vp": ", and each stage's layers must also divide by VP {vp}.",
+    "troubleshoot.broken_note.fix": " Fixed settings, re-checked by the rule module: `{fix}`.",
+    "troubleshoot.cause.pp_layers": (
+        "{layers} layers over PP {pp} leaves {per} per stage; every stage needs a whole number of layers."
+    ),
+    "troubleshoot.cause.pp_layers.hybrid": (
+        "This model is a hybrid stack, where the rule module only warns on an uneven split (a layer "
+        "pattern may place the layers itself); the error you quote shows that this run split them "
+        "evenly, so the warning is the cause. Set the first and last stage sizes, or a PP that divides."
+    ),
+    "troubleshoot.cause.pp_uneven": (
+        "{layers} layers minus the edge stages ({edges_text}) leave {middle} for {middle_pp} middle "
+        "stages: {per} each{vp_text}"
+    ),
+    "troubleshoot.cause.vp_layers": "{per_stage} layers per stage over VP {vp} leaves {per} per model chunk.",
+    "troubleshoot.cause.expert_mesh": (
+        "The expert mesh PP·EP·ETP = {pp}·{ep}·{etp} = {size}, and {world} GPUs are not a multiple of "
+        "{size}."
+    ),
+    "troubleshoot.cause.dense_mesh": (
+        "TP·PP·CP = {tp}·{pp}·{cp} = {size}, and {world} GPUs are not a multiple of {size}."
+    ),
+    "troubleshoot.cause.batch": (
+        "GBS {gbs} over MBS {mbs} × DP {dp} = {step} leaves {per} micro-batches per rank."
+    ),
+    "troubleshoot.no_config": (
+        "I cannot tell which recipe and GPU count this run uses, so the error is not checked on your "
+        "config. Name the recipe (or model) and the GPUs to get that."
+    ),
+    "troubleshoot.checked": "**Checked on your config:** {stated}.",
+    "troubleshoot.assumed_gpus": (
+        "You did not say how many GPUs you have; this checks {num_gpus} (the recipe's, or the fewest "
+        "your layout can use)."
+    ),
+    "troubleshoot.cause.unsynced": "**Cause:** {line}{quoted}",
+    "troubleshoot.cause.reproduced": (
+        "**Cause:** the rule module reproduces this error{where} on your config:{quoted}"
+    ),
+    "troubleshoot.unset_etp": (
+        "`{name}` leaves `{etp_key}` unset. Where nothing sets it to 1 (Bridge's training entry does so "
+        "from {since} when EP > 1; a script that calls `initialize_model_parallel` itself does not), "
+        "Megatron-Core uses TP for it: ETP = {tp}."
+    ),
+    "troubleshoot.also_finds": "The rule module also finds on this config:",
+    "troubleshoot.recipe_ok": (
+        "The recipe itself is not broken: its own defaults pass the rule module on its own {gpus} GPUs. "
+        "The failure comes from the settings above."
+    ),
+    "troubleshoot.unexplained.errors": "The rule module finds these errors on your config:",
+    "troubleshoot.unexplained.head": (
+        "**Nothing in this config explains the error:** with these values, every check that raises this "
+        "text passes."
+    ),
+    "troubleshoot.unexplained.does_find": "It does find:",
+    "troubleshoot.unexplained.no_error": "The rule module finds no error on it.",
+    "troubleshoot.passes.pp_layers": "{layers} layers over PP {pp} is {per} per stage: it divides.",
+    "troubleshoot.passes.vp_layers": (
+        "{layers} layers over PP {pp} × VP {vp} is {per} per model chunk: it divides."
+    ),
+    "troubleshoot.passes.dense_mesh": "{world} GPUs over TP·PP·CP = {size} leave DP {dp}.",
+    "troubleshoot.passes.expert_mesh": "{world} GPUs over PP·EP·ETP = {size} leave expert DP {dp}.",
+    "troubleshoot.passes.batch": "GBS {gbs} over MBS {mbs} × DP {dp} is {n} micro-batches: it divides.",
+    "troubleshoot.passes.tp_heads": "{heads} attention heads over TP {tp}: it divides.",
+    "troubleshoot.passes.cp_seq": "sequence {seq} over 2 × CP {cp}: it divides.",
+    "troubleshoot.known_causes.head": "Known causes of this error ({where}), most likely first; check each:",
+    "troubleshoot.broken": (
+        "**Yes, `{name}` is broken in Megatron-Bridge {version}:** its own defaults fail this check on "
+        "its own {gpus} GPUs (catalog self-check: {rules})."
+    ),
+    "troubleshoot.fix.head": "**Fix** (re-checked by the rule module):",
+    "troubleshoot.fix.passes": "**Fix** (re-checked by the rule module: no errors remain):",
+    "troubleshoot.fix.partial": (
+        "**Fix for this error** (the rule module still reports other errors with it, listed after):"
+    ),
+    "troubleshoot.fix.alternative": (
+        "Or keep PP {pp} and give the first and last stages {edge} layers each, {middle} on each of the "
+        "{others} others (the rule module accepts it):"
+    ),
+    "troubleshoot.history.fixed_in": (
+        "Fixed in Megatron-Bridge {fixed_in}: the catalog self-check of that release passes for "
+        "`{name}`; upgrading also fixes it."
+    ),
+    "troubleshoot.history.gone": "`{name}` is no longer in the Megatron-Bridge {newest} catalog.",
+    "troubleshoot.history.still_failing": (
+        "Still failing in the later bundled releases up to {newest}: keep the fixed settings after "
+        "upgrading."
+    ),
+    "troubleshoot.broken_note": (
+        "⚠️ `{name}` is **broken in this release** (Megatron-Bridge {version}): its own defaults fail "
+        "{rules} on its own {gpus} GPUs.{fixed}"
+    ),
+    "troubleshoot.known_cause.pp-layers": (
+        "the pipeline size does not divide the model's layer count; check the PP the run really uses (an "
+        "override or a launcher flag may set it) against the number of layers"
+    ),
+    "troubleshoot.known_cause.vp-layers": (
+        "the virtual pipeline size does not divide the layers per stage; check VP against layers / PP"
+    ),
+    "troubleshoot.known_cause.vp-needs-pp": "a virtual pipeline size is set with PP = 1; check both",
+    "troubleshoot.known_cause.expert-mesh": (
+        "PP·EP·ETP does not divide the GPU count; check expert_tensor_parallel_size: left unset, it "
+        "becomes TP on any path that does not set it to 1"
+    ),
+    "troubleshoot.known_cause.dense-mesh": (
+        "TP·PP·CP does not divide the GPU count; check the number of processes the launcher starts "
+        "(nodes × processes per node) against TP·PP·CP"
+    ),
+    "troubleshoot.known_cause.batch-divisible": (
+        "the global batch is not a multiple of MBS × DP; check GBS against the DP this GPU count gives"
+    ),
     "cp-seq": "Sequence length {seq} is not divisible by 2·CP = {value1}; each CP rank takes two chunks.",
     "long-context-no-cp": (
         "Sequence length {seq} without context parallelism: activation memory grows with the sequence "
@@ -639,6 +905,11 @@ MESSAGES: dict[str, str] = {
     "recipe_call.goal.lora": "LoRA",
     "recipe_call.launcher_default": "; run_recipe.py makes this call when no `--peft_scheme` is given",
     "recipe_call.with_flags": "; run_recipe.py makes this call with `{flags}`",
+    "sep.list": ", ",
+    "sep.sentence": " ",
+    "sep.end": ".",
+    "sep.clause": "; ",
+    "sep.and": " and ",
     "gpu_values.separator": "; ",
     "gpu_values.gpu_separator": ", ",
     "gpu_values.other": "{shown} ({gpus})",

@@ -6,6 +6,28 @@ MESSAGES: dict[str, str] = {
         "按你的 GPU 调整并行度，以及排查启动报错。这个问题超出了我的范围。可以这样问："
         "\n{examples}"
     ),
+    "conversation_replies.greeting.models": "\n\n{version} 版本中有配方的模型系列：{listed}。",
+    "conversation_replies.greeting": (
+        "你好！我帮助你启动 Megatron-Bridge 训练（默认按 {version} 版本回答，也可以指定其他版本）：\n- "
+        "选择起始配方：给出模型，或只说目标（第一次冒烟测试、视觉语言模型、扩散模型、MoE）；\n- 按你的 "
+        "GPU 给出启动命令、并行度和批大小，并估算显存和速度；\n- 回答某项功能是否支持（序列打包配合 CP、"
+        "你的 GPU 能否用 FP8、LoRA），以及启动报错的含义。{models}\n\n可以这样问：\n{examples}"
+    ),
+    "conversation_replies.greeting.example.1": "用 256 张 H100 从头训练 DeepSeek V3",
+    "conversation_replies.greeting.example.2": "我想在 8 张 GPU 上微调一个视觉语言模型",
+    "conversation_replies.greeting.example.3": "序列打包能和 CP=2 一起用吗？",
+    "conversation_replies.why": "**为什么是 `{name}`：**{reason}。",
+    "conversation_replies.why.quick_pick": (
+        "- 你没有指定模型，因此采用该版本自身指南为这个目标给出的起始配方。"
+    ),
+    "conversation_replies.why.validated": (
+        "- 它按 {validated} 张 GPU 编写；方案把它映射到你的 {num_gpus} 张上。"
+    ),
+    "conversation_replies.match.exact": "它是该版本中对应你的模型和目标的配方",
+    "conversation_replies.match.seq-variant": "它是你的模型配方中序列长度足够覆盖你要求的变体",
+    "conversation_replies.match.closest-size": "该版本没有你这个规模的配方，这是同系列中规模最接近的",
+    "conversation_replies.match.similar-architecture": "该版本没有你的模型的配方，这个配方的模型结构最相近",
+    "conversation_replies.match.explicit": "你指定了它",
     "service.unknown_model": (
         "Megatron-Bridge {version} 中没有 **{named}** 的配方，"
         "我不会臆造配方名。请告诉我它的 Hugging Face 模型 ID，"
@@ -70,6 +92,115 @@ MESSAGES: dict[str, str] = {
         "在 {version} 中，`checkpoint.pretrained_checkpoint` 必须是 Megatron 检查点，所以需要第 1 步；"
         "从 {since} 起才接受本地 Hugging Face 目录。"
     ),
+    "intent_form.why_allowed.no_divide": (
+        "按你的数字，{mesh} 不能整除 {world} 张卡，初始化时应报错：`{error}`。"
+    ),
+    "intent_form.why_allowed.experts": "另外 EP 必须整除专家数（{experts}）。",
+    "intent_form.why_allowed": (
+        "**这是预期行为：EP 不受 DP 限制。** MoE 层使用独立的专家网格 PP × EP × ETP × EDP（EDP："
+        "专家数据并行）= 总卡数，与稠密网格 TP × CP × DP × PP 分开。按你的数字：稠密部分 DP = {world} / "
+        "(TP {tp} × PP {pp} × CP {cp}) = {dp}；专家部分 PP {pp} × EP {ep} × ETP {etp} = {expert_size} "
+        "整除 {world} 张卡，所以 EDP = {edp}。EP 的上限是 PP × EP × ETP 必须整除总卡数。{limit}"
+    ),
+    "intent_form.conversion.not_needed": (
+        "**不需要**转换 HF 权重：{name} 是预训练配方，Megatron-Bridge {version} 中它的默认配置没有设置 "
+        "`checkpoint.pretrained_checkpoint`，从随机初始化的权重开始训练。只有从已训练的权重开始（SFT、"
+        "LoRA）时，才需要把 HF 权重转换成 Megatron 格式（`AutoBridge.import_ckpt`）。"
+    ),
+    "intent_form.conversion.unset": "未设置",
+    "intent_form.conversion.pretrained": (
+        "{name}（{mode}）从 `checkpoint.pretrained_checkpoint` 指向的权重开始（默认值：{value}）。"
+        "把它设成要起步的检查点；它接受的格式见本版本的检查点说明。"
+    ),
+    "intent_form.distributed_import": (
+        "**可以。** `{call}` 在一个进程里用 `{builds_on}` 在 CPU 上构建整个模型，"
+        "所以大模型需要把全部权重放进主机内存。Megatron-Bridge {version} 里可以改为用 `torchrun` 跨 GPU "
+        "转换，按并行切分加载并保存：\n{steps}\n\n示例脚本 `{example}`（参数 {args}）。\n\n来源：{sources}"
+    ),
+    "intent_form.batch_divisible": (
+        "全局批次（global batch size）必须能被 MBS × DP 整除：GBS = MBS × DP × GA，GA（梯度累积步数）"
+        "必须是整数；DP = 卡数 / (TP × PP × CP)。否则报错 `{error}`。"
+    ),
+    "support.status.yes": "**支持**",
+    "support.status.partial": "**部分支持**，有条件",
+    "support.status.experimental": "**实验性**，尚未开箱即用",
+    "support.status.no": "**不支持**",
+    "support.status.unknown": "**未知**",
+    "support.head": "**{topic}** — Megatron-Bridge {version}：{status}。",
+    "support.head.no_before": "**{topic}** — Megatron-Bridge {version}：**不支持**；自 {first} 起提供。",
+    "support.head.unknown_before": (
+        "**{topic}** — Megatron-Bridge {version}：**未知**（只核实过 {first} 及以后的版本）。"
+    ),
+    "support.conditions": "{prefix}{body}\n\n来源：{sources}",
+    "support.conditions.from": "（{when} 起）",
+    "support.conditions.from_status": "（{when} 起：{status}）",
+    "support.precision.yes": "是",
+    "support.precision.no": "否",
+    "support.precision.presets": "本版本的 mixed_precision 预设：{listed}",
+    "support.recipes": "Megatron-Bridge {version} 中 {model} 有 {count} 个配方：{shown}{tail}。",
+    "support.recipes.more": "等",
+    "support.recipes.no_peft": "Megatron-Bridge {version} 中 {model} 没有 PEFT 配方。",
+    "support.model": (
+        "**{named}** — Megatron-Bridge {version}：**支持**。目录中有 {sizes} 的配方（{modes}），{more}："
+        "{shown}。告诉我目标（预训练、SFT 或 LoRA）和 GPU，我就给出启动命令。"
+    ),
+    "support.model.more": "等 {count} 个",
+    "support.model.all": "共 {count} 个",
+    "sequence_multiple.line": "**序列长度**：{head} 时，序列长度必须是 {multiple} 的倍数（{reasons}）。",
+    "sequence_multiple.head": "CP {cp}、TP {tp}",
+    "sequence_multiple.head.sp": "、开启序列并行",
+    "sequence_multiple.for_cp": "CP 要求能被 2 × CP = {for_cp} 整除",
+    "sequence_multiple.for_sp": (
+        "序列并行要求每个 CP rank 上的 S / CP 能被 TP 整除，即 S 能被 CP × TP = {for_sp} 整除"
+    ),
+    "sequence_multiple.without_sp": "不开启序列并行时只需是 {without_sp} 的倍数。",
+    "sequence_multiple.not_multiple": "{seq} 不是 {multiple} 的倍数；最近的可用长度：{near}。",
+    "sequence_multiple.sourced": "{line}\n\n来源：{sources}",
+    "topic_answer.head.label": "**{label}**（Megatron-Bridge {version}{about}）：",
+    "topic_answer.head": "Megatron-Bridge {version}{about}：",
+    "topic_answer.about": "，针对 {entity}",
+    "topic_answer.line": "{head}{body}。",
+    "topic_answer.upstream": "该版本的上游文档：{docs}。",
+    "topic_answer.uncovered": (
+        "知识库中没有找到关于 {listed} 的内容（Megatron-Bridge {version}）；请查阅该版本的 {where}。"
+    ),
+    "override_keys.unknown": "Megatron-Bridge {version} 的配置中没有这些覆盖键：{listed}",
+    "override_keys.closest": "{key}（最接近：{hint}）",
+    "override_keys.no_similar": "{key}（没有相近的键）",
+    "bounds.gpus": "GPU 数量必须在 1 到 {limit:,}（2^20）之间，收到的是 {got:,}",
+    "bounds.gpus_per_node": "每个节点的 GPU 数必须在 1 到 {limit:,} 之间，收到的是 {got:,}",
+    "bounds.question": (
+        "问题长度为 {length:,} 个字符，上限是 {limit:,}。请一次只问一个配置，或只粘贴配置行和报错信息"
+    ),
+    "bounds.setups": "问题列出了 {count} 个配置，一次最多回答 {limit} 个，请拆开提问",
+    "bounds.count_negative": "GPU 或节点数量不能为负数；请直接写出数量，例如 8 张 H100",
+    "bounds.count_expression": (
+        "请用普通数字写出 GPU 或节点数量（例如 1024 张 H100），不要写成乘方或科学计数法"
+    ),
+    "bounds.seq_len": "序列长度必须在 1 到 {limit:,}（2^24）之间，收到的是 {got:,}",
+    "version_resolve.unknown": (
+        "没有内置 Megatron-Bridge {raw} 的配方目录（内置：{listed}）。如需针对你自己的代码，请先运行 "
+        "`{index_hint} 代码路径 --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` 建立目录（CATALOG_DIR "
+        "为知识库的 catalogs 文件夹），再指定该版本。"
+    ),
+    "version_resolve.next_minor": (
+        "内置目录中没有已发布的 Megatron-Bridge {normalized}；以下按其开发分支 `main` 回答。"
+    ),
+    "version_resolve.earlier": (
+        "没有内置 Megatron-Bridge {normalized}；以下按最接近的较早内置版本 {earlier} 回答，{normalized} "
+        "中的名称和参数可能不同。"
+    ),
+    "version_resolve.named": (
+        "问题中写的是 Megatron-Bridge {named}，而选择的是 {selected}：按问题中的 {version} 回答。"
+    ),
+    "session.ask": "为了给出合适的配方，请告诉我：{listed}。",
+    "session.ask.sep": "；",
+    "session.ask.last": "；",
+    "session.ask.model": "模型（名称和规模，例如 Qwen3 30B-A3B，或 Hugging Face 模型 ID）",
+    "session.ask.goal": "训练目标（预训练、全参 SFT，或 LoRA 等 PEFT）",
+    "session.ask.num_gpus": "GPU 数量（多机时请说明几台机器）",
+    "session.ask.gpu_type": "GPU 型号（H100、H200、B200、GB200 等）",
+    "session.ask.versions": "要对比的两个 Megatron-Bridge 版本（例如 0.5.1 和 0.6.0）",
     "service.ask.unusable_part": "这个请求中有一部分无法使用：",
     "service.answer_from.similar_architecture": (
         "⚠️ Megatron-Bridge {version} 没有 **{named}** 的配"
@@ -278,6 +409,100 @@ MESSAGES: dict[str, str] = {
         "当 -pp 覆盖使配方自带的 num_layers_in_first/last_pipeline_stage 不再兼容时将其清除"
     ),
     "troubleshoot.unsynced.layout": "通过 `{builder}` 重建配方的流水线布局",
+    "troubleshoot.cause.pp_uneven.vp": "；每个阶段的层数还必须能被 VP {vp} 整除。",
+    "troubleshoot.broken_note.fix": "修正后的设置（已由规则模块复查）： `{fix}`。",
+    "troubleshoot.cause.pp_layers": (
+        "{layers} 层分到 PP {pp} 个流水线阶段，每段 {per} 层；每个阶段的层数必须是整数。"
+    ),
+    "troubleshoot.cause.pp_layers.hybrid": (
+        "该模型是混合层结构，规则模块对不均分只给出警告（层模式可能自行放置各层）；"
+        "你引用的报错说明这次运行是按均分处理的，因此这条警告就是原因。请设置首尾阶段的层数，"
+        "或选一个能整除的 PP。"
+    ),
+    "troubleshoot.cause.pp_uneven": (
+        "{layers} 层减去首尾阶段（{edges_text}）剩 {middle} 层，分给 {middle_pp} 个中间阶段：每段 {per} "
+        "层{vp_text}"
+    ),
+    "troubleshoot.cause.vp_layers": "每个阶段 {per_stage} 层，分成 VP {vp} 个模型块，每块 {per} 层。",
+    "troubleshoot.cause.expert_mesh": (
+        "专家网格 PP·EP·ETP = {pp}·{ep}·{etp} = {size}，而 {world} 张 GPU 不是 {size} 的倍数。"
+    ),
+    "troubleshoot.cause.dense_mesh": (
+        "TP·PP·CP = {tp}·{pp}·{cp} = {size}，而 {world} 张 GPU 不是 {size} 的倍数。"
+    ),
+    "troubleshoot.cause.batch": (
+        "GBS {gbs} 除以 MBS {mbs} × DP {dp} = {step}，每个 rank 得到 {per} 个 micro-batch。"
+    ),
+    "troubleshoot.no_config": (
+        "无法确定这次运行用的配方和 GPU 数量，因此没有在你的配置上检查这个报错。请说明配方（或模型）和 "
+        "GPU，以便逐项检查。"
+    ),
+    "troubleshoot.checked": "**按你的配置检查：** {stated}。",
+    "troubleshoot.assumed_gpus": (
+        "你没有说明 GPU 数量；这里按 {num_gpus} 张检查（配方自身的数量，或你的布局至少需要的数量）。"
+    ),
+    "troubleshoot.cause.unsynced": "**原因:** {line}{quoted}",
+    "troubleshoot.cause.reproduced": "**原因：** 规则模块在你的配置上复现了这个报错{where}：{quoted}",
+    "troubleshoot.unset_etp": (
+        "`{name}` 没有设置 `{etp_key}`。在没有把它设为 1 的路径上（Bridge 的训练入口自 {since} 起在 EP > "
+        "1 时设为 1；自行调用 `initialize_model_parallel` 的脚本不会），Megatron-Core 让它等于 TP：ETP = "
+        "{tp}。"
+    ),
+    "troubleshoot.also_finds": "规则模块在这份配置上还发现：",
+    "troubleshoot.recipe_ok": (
+        "配方本身没有问题：它的默认配置在其自身的 {gpus} 张 GPU 上能通过规则模块检查。"
+        "失败来自上面的设置。"
+    ),
+    "troubleshoot.unexplained.errors": "规则模块在你的配置上发现这些错误：",
+    "troubleshoot.unexplained.head": (
+        "**这份配置中没有能解释该报错的设置：** 按这些取值，会抛出这段报错的检查全部通过。"
+    ),
+    "troubleshoot.unexplained.does_find": "但它发现：",
+    "troubleshoot.unexplained.no_error": "规则模块在其上没有发现错误。",
+    "troubleshoot.passes.pp_layers": "{layers} 层分到 PP {pp}，每个 stage {per} 层，可以整除。",
+    "troubleshoot.passes.vp_layers": "{layers} 层分到 PP {pp} × VP {vp}，每个模型块 {per} 层，可以整除。",
+    "troubleshoot.passes.dense_mesh": "{world} 张 GPU 除以 TP·PP·CP = {size}，DP 为 {dp}。",
+    "troubleshoot.passes.expert_mesh": "{world} 张 GPU 除以 PP·EP·ETP = {size}，专家数据并行为 {dp}。",
+    "troubleshoot.passes.batch": "GBS {gbs} 除以 MBS {mbs} × DP {dp}，得到 {n} 个 micro-batch，可以整除。",
+    "troubleshoot.passes.tp_heads": "{heads} 个注意力头分到 TP {tp}，可以整除。",
+    "troubleshoot.passes.cp_seq": "序列长度 {seq} 除以 2 × CP {cp}，可以整除。",
+    "troubleshoot.known_causes.head": "这个报错（{where}）的已知原因，按可能性排序；请逐项检查：",
+    "troubleshoot.broken": (
+        "**是的，`{name}` 在 Megatron-Bridge {version} 中是坏的：** 它自己的默认配置在其自身的 {gpus} 张 "
+        "GPU 上就无法通过这项检查（目录自检：{rules}）。"
+    ),
+    "troubleshoot.fix.head": "**修复**（已由规则模块复查）：",
+    "troubleshoot.fix.passes": "**修复**（已由规则模块复查：不再有错误）：",
+    "troubleshoot.fix.partial": "**针对该报错的修复**（加上后规则模块仍报告其他错误，列在后面）：",
+    "troubleshoot.fix.alternative": (
+        "或者保留 PP {pp}，首尾两个阶段各 {edge} 层，其余 {others} 个阶段各 {middle} 层（规则模块接受）："
+    ),
+    "troubleshoot.history.fixed_in": (
+        "已在 Megatron-Bridge {fixed_in} 中修复：该版本目录自检对 `{name}` 通过；升级也能解决。"
+    ),
+    "troubleshoot.history.gone": "Megatron-Bridge {newest} 的目录中已没有 `{name}`。",
+    "troubleshoot.history.still_failing": (
+        "直到 {newest} 的所有后续内置版本中仍然失败：升级后也请保留修正后的设置。"
+    ),
+    "troubleshoot.broken_note": (
+        "⚠️ `{name}` 在此版本（Megatron-Bridge {version}）中**是坏的**：它自己的默认配置在其自身的 "
+        "{gpus} 张 GPU 上无法通过 {rules}。{fixed}"
+    ),
+    "troubleshoot.known_cause.pp-layers": (
+        "流水线并行度不能整除模型层数；请核对运行时实际生效的 PP（覆盖项或启动参数可能修改了它）与层数"
+    ),
+    "troubleshoot.known_cause.vp-layers": "虚拟流水线并行度不能整除每个阶段的层数；请核对 VP 与 层数 / PP",
+    "troubleshoot.known_cause.vp-needs-pp": "设置了虚拟流水线但 PP = 1；请同时核对两者",
+    "troubleshoot.known_cause.expert-mesh": (
+        "PP·EP·ETP 不能整除 GPU 数；请检查 expert_tensor_parallel_size：未设置时，凡是没有把它设为 1 "
+        "的路径都会让它等于 TP"
+    ),
+    "troubleshoot.known_cause.dense-mesh": (
+        "TP·PP·CP 不能整除 GPU 数；请核对启动的进程数（节点数 × 每节点进程数）与 TP·PP·CP"
+    ),
+    "troubleshoot.known_cause.batch-divisible": (
+        "全局批次不是 MBS × DP 的倍数；请按当前 GPU 数算出的 DP 核对 GBS"
+    ),
     "cp-seq": "序列长度 {seq} 不能被 2·CP = {value1} 整除（每个 CP rank 处理两个分块）。",
     "long-context-no-cp": (
         "序列长度 {seq} 但未使用上下文并行（CP），激活显存随序列增长，很可能 OOM。"
@@ -549,6 +774,11 @@ MESSAGES: dict[str, str] = {
     "recipe_call.goal.lora": "LoRA",
     "recipe_call.launcher_default": "；不加 `--peft_scheme` 时 run_recipe.py 即如此调用",
     "recipe_call.with_flags": "；run_recipe.py 需加 `{flags}` 才如此调用",
+    "sep.list": "、",
+    "sep.sentence": "",
+    "sep.end": "。",
+    "sep.clause": "；",
+    "sep.and": "、",
     "gpu_values.separator": "；",
     "gpu_values.gpu_separator": "、",
     "gpu_values.other": "{shown}（{gpus}）",
