@@ -88,8 +88,8 @@ def known_cause_lines(text: str, version: str, lang: str, causes: tuple[KnownCau
     for cause, fact in matching(text, version, causes):
         body = fact.text(lang)
         head = words(lang, f"known_causes.kind.{fact.kind or cause.kind}", version=version)
-        stop = "。" if lang == "zh" else "."
-        sources = ("；" if lang == "zh" else "; ").join(f"`{s}`" for s in fact.sources)
+        stop = words(lang, "sep.end")
+        sources = words(lang, "sep.clause").join(f"`{s}`" for s in fact.sources)
         source_line = words(lang, "known_causes.sources", sources=sources)
         blocks.append(f"{head}{body[:1].upper()}{body[1:]}{stop}\n\n{source_line}")
     return "\n\n".join(blocks)
