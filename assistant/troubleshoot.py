@@ -326,11 +326,7 @@ def _own_fix(
         return None
     if not pinned:
         return None
-    remaining = errors_of(
-        record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES,
-        hardware=kb.hardware,
-    )  # fmt: skip
-    return Repair(fix=pinned, remaining=remaining)
+    return _rechecked(pinned, record, overrides, arch, cluster, version, kb)
 
 
 SEQ_KEYS = ("model.seq_length", "dataset.seq_length")
@@ -365,7 +361,19 @@ def _hybrid_fix(
     key, _, value = (cause.fix or "").partition("=")
     if not key or not value.isdigit():
         return None
-    pinned = {key: int(value)}
+    return _rechecked({key: int(value)}, record, overrides, arch, cluster, version, kb)
+
+
+def _rechecked(
+    pinned: dict[str, Any],
+    record: RecipeRecord,
+    overrides: dict[str, Any],
+    arch: ModelArch | None,
+    cluster: Cluster,
+    version: str,
+    kb: KnowledgeBase,
+) -> Repair:
+    """A finding's fix with the errors the rule module still finds on the config once it is applied."""
     remaining = errors_of(
         record, {**overrides, **pinned}, arch, cluster, version, ignore=LAUNCH_INPUT_RULES,
         hardware=kb.hardware,
