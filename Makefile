@@ -41,9 +41,9 @@ test: install-dev browser
 	$(PY) -m pytest
 
 # The pure units: no embedding model, Chroma, torch, Gradio, browser, server, mirror, service or CLI run
-# (pytest --fast, tests/conftest.py); pytest prints the time.
+# (pytest --fast, tests/conftest.py), one worker per core; pytest prints the time.
 test-fast: install-dev
-	$(PY) -m pytest -q --fast --durations=5
+	$(PY) -m pytest -q --fast -n auto --durations=5
 
 # Build the wheel, install it non-editable into a venv that borrows $(VENV)'s dependencies, ask from /tmp.
 wheel-check: install

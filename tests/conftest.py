@@ -101,6 +101,22 @@ def pytest_terminal_summary(terminalreporter) -> None:
         )
 
 
+@pytest.fixture(autouse=True)
+def fast_units_stay_off_the_answer_service(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under --fast a test that answers a question through the service fails, with the marker to add: the
+    whole service is what `integration` means, and its cold start (catalogs, retriever, jieba) is what kept
+    `make test-fast` over a minute."""
+    if not request.config.getoption("fast"):
+        return
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        pytest.fail(f"{request.node.nodeid} answers through the service: mark it @pytest.mark.integration")
+
+    monkeypatch.setattr("assistant.service._answer_turn", refuse)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_model_export(tmp_path_factory):
     """One ONNX export of the embedding model for the whole run, whatever data directory a test uses."""

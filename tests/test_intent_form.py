@@ -87,6 +87,7 @@ def test_batch_rule_quotes_megatron_core():
         ("main", "scripts/conversion/convert.sh import", "step 1 is optional"),
     ],
 )
+@pytest.mark.integration
 def test_starting_from_a_hugging_face_model_is_answered_in_the_releases_own_names(version, cli, accepts):
     """Convert once (AutoBridge.import_ckpt or the release's CLI), then a pretrain recipe through
     run_recipe.py with checkpoint.pretrained_checkpoint; a local HF directory works there from v0.6.0."""
@@ -102,6 +103,7 @@ def test_starting_from_a_hugging_face_model_is_answered_in_the_releases_own_name
     assert "AutoBridge.import_ckpt" in zh.answer_markdown and "两步" in zh.answer_markdown
 
 
+@pytest.mark.integration
 def test_starting_from_hf_with_a_model_named_reads_that_recipe():
     from assistant.service import ask
 

@@ -92,6 +92,7 @@ def test_variant_validated_nearest_the_gpu_count_wins() -> None:
     assert [v.name for v in other_variants(catalog, near.record)] == ["deepseek_v3_pretrain_config"]
 
 
+@pytest.mark.integration
 def test_the_answer_names_the_benchmark_recipes_of_the_asked_precision() -> None:
     from assistant.service import ask
 
@@ -100,6 +101,7 @@ def test_the_answer_names_the_benchmark_recipes_of_the_asked_precision() -> None
 
 
 @pytest.mark.parametrize("version", ["0.6.0", "main"])
+@pytest.mark.integration
 def test_a_benchmark_recipe_on_fewer_gpus_gets_the_weak_scaled_batch_and_says_so(version: str) -> None:
     """The launchers of v0.6.0+ scale GBS 192 at DP 32 (64 GPUs, TP 2) to 24 at DP 4 on 8 GPUs; the answer
     says so, how to keep 192, and that no 8-GPU variant exists. Told in two parts, it is one setup."""
@@ -226,6 +228,7 @@ def test_megatron_fsdp_names_its_keys_checkpoint_format_and_what_is_validated() 
     assert old is not None and "CUDA_DEVICE_MAX_CONNECTIONS" not in old.text  # checked from 0.5.x only
 
 
+@pytest.mark.integration
 def test_a_feature_question_on_a_recipe_or_without_a_model_states_the_feature_row() -> None:
     from assistant.service import ask
 
@@ -246,6 +249,7 @@ def test_moe_lora_rank_scaling_is_no_before_its_release_and_named_after() -> Non
     assert lora is not None and lora["id"] == "peft"  # a plain LoRA question keeps its recipe list
 
 
+@pytest.mark.integration
 def test_a_follow_up_that_names_no_feature_keeps_the_last_turns_feature() -> None:
     from assistant.service import ask
 
@@ -257,6 +261,7 @@ def test_a_follow_up_that_names_no_feature_keeps_the_last_turns_feature() -> Non
     assert "Megatron-FSDP" not in fresh.answer_markdown  # no earlier feature question, no feature row
 
 
+@pytest.mark.integration
 def test_the_last_feature_question_survives_a_json_round_trip() -> None:
     """Front ends that keep a chat as JSON (Gradio state, the Slack thread store) rebuild the conversation."""
     from assistant.service import ask
@@ -341,6 +346,7 @@ def test_known_stems_are_unchanged_by_family_prefixes() -> None:
 # ---------------------------------------------------------------- whole answers
 
 
+@pytest.mark.integration
 def test_smoke_test_keeps_its_recipe_and_fits_on_the_assumed_gpus() -> None:
     from assistant.service import ask
 
@@ -350,6 +356,7 @@ def test_smoke_test_keeps_its_recipe_and_fits_on_the_assumed_gpus() -> None:
     assert "8 × H100" in answer.answer_markdown and "train.train_iters=10" in (answer.commands.torchrun or "")
 
 
+@pytest.mark.integration
 def test_hf_id_after_an_unknown_model_gets_a_similar_recipe_with_a_warning() -> None:
     from assistant.service import ask
 
@@ -361,6 +368,7 @@ def test_hf_id_after_an_unknown_model_gets_a_similar_recipe_with_a_warning() -> 
     assert second.answer_markdown != first.answer_markdown
 
 
+@pytest.mark.integration
 def test_a_config_check_that_names_a_topic_also_states_its_facts() -> None:
     from assistant.service import ask
 
@@ -372,6 +380,7 @@ def test_a_config_check_that_names_a_topic_also_states_its_facts() -> None:
     assert "NVLink domain" not in plain.answer_markdown  # no topic named, no topic facts
 
 
+@pytest.mark.integration
 def test_sequence_follow_up_is_answered_in_the_amended_numbers() -> None:
     from assistant.service import ask
 
@@ -383,6 +392,7 @@ def test_sequence_follow_up_is_answered_in_the_amended_numbers() -> None:
     assert second.intent == "explain" and "multiple of 16" in second.answer_markdown
 
 
+@pytest.mark.integration
 def test_a_model_support_question_lists_the_catalogs_recipes_or_says_none() -> None:
     from assistant.service import ask
 
@@ -420,6 +430,7 @@ def test_the_first_of_two_named_models_is_the_one_asked_about() -> None:
     assert hear("Qwen3 30B-A3B SFT on 16 GPUs").model_stem == "qwen3_30b_a3b"  # the longer key of one mention
 
 
+@pytest.mark.integration
 def test_a_family_with_a_goal_but_no_size_lists_the_goal_recipe_of_each_size() -> None:
     from assistant.service import ask
 
@@ -429,6 +440,7 @@ def test_a_family_with_a_goal_but_no_size_lists_the_goal_recipe_of_each_size() -
     assert "`gpt_oss_20b_pretrain_config`" in lead and "`gpt_oss_120b_pretrain_config`" in lead
 
 
+@pytest.mark.integration
 def test_an_unknown_model_is_not_a_parity_run_and_the_answer_lists_what_exists() -> None:
     from assistant.service import ask
 
@@ -456,6 +468,7 @@ def test_related_stems_of_a_vendor_and_of_a_vision_language_name() -> None:
     assert related_stems("Zorblax 13B", stems) == related_stems("", stems)
 
 
+@pytest.mark.integration
 def test_a_size_the_family_lacks_is_no_recipe_whatever_other_recipe_is_named() -> None:
     from assistant.service import ask
 
@@ -539,6 +552,7 @@ def test_the_guide_lists_gdn_norm_out_for_its_releases_in_both_languages() -> No
         assert "v0.5.1" in row  # and says which releases reject it
 
 
+@pytest.mark.integration
 def test_a_missing_size_names_the_same_size_in_a_related_family_of_the_same_kind() -> None:
     from assistant.service import ask
 

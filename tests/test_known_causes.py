@@ -385,6 +385,7 @@ def test_lines_name_the_release_and_cite_the_source_in_the_answer_language():
     assert "ckpt_assume_constant_structure=True" in en and "config.py:844, :855 (v0.3.1)" in en
 
 
+@pytest.mark.integration
 def test_the_answer_leads_with_the_cause(settings):
     answer = ask(
         "On 16 H100 with Qwen3 30B A3B both DeepEP and HybridEP fail at model construction; only alltoall "

@@ -183,6 +183,7 @@ def test_question_kinds():
     assert not asks_beyond_recipe("What TP should I use for Llama 3 70B on 16 GPUs?", TOPICS)
 
 
+@pytest.mark.integration
 def test_a_model_without_recipes_is_said_so_even_without_a_goal():
     from assistant.service import ask
 
@@ -192,6 +193,7 @@ def test_a_model_without_recipes_is_said_so_even_without_a_goal():
     assert "没有 **Falcon 40B** 的配方" in answer.answer_markdown
 
 
+@pytest.mark.integration
 def test_a_known_bug_question_on_a_named_recipe_is_not_a_recommendation():
     from assistant.service import ask
 

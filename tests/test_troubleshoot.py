@@ -43,6 +43,7 @@ def _revalidates(recipe: str, version: str, gpus: int, fix: dict) -> bool:
     )
 
 
+@pytest.mark.integration
 def test_glm45_at_060_is_broken_and_the_fix_revalidates(settings):
     answer = ask(GLM_EN, settings=settings)
     text = answer.answer_markdown
@@ -57,6 +58,7 @@ def test_glm45_at_060_is_broken_and_the_fix_revalidates(settings):
     assert not _revalidates("glm45_355b_pretrain_config", "0.6.0", 128, {})
 
 
+@pytest.mark.integration
 def test_glm45_in_chinese(settings):
     answer = ask(GLM_ZH, settings=settings)
     assert answer.language == "zh" and answer.intent == "troubleshoot"
@@ -65,6 +67,7 @@ def test_glm45_in_chinese(settings):
 
 
 @pytest.mark.parametrize("question", [QWEN_EN, QWEN_ZH])
+@pytest.mark.integration
 def test_qwen35_vl_names_the_unset_etp_and_its_fix(settings, question):
     answer = ask(question, settings=settings)
     text = answer.answer_markdown
@@ -77,6 +80,7 @@ def test_qwen35_vl_names_the_unset_etp_and_its_fix(settings, question):
     assert "qwen3_30b_a3b" not in text
 
 
+@pytest.mark.integration
 def test_a_follow_up_rechecks_the_amended_config(settings):
     conversation = Conversation()
     ask(GLM_EN, conversation=conversation, settings=settings)
@@ -94,6 +98,7 @@ def test_a_follow_up_rechecks_the_amended_config(settings):
     assert answer.intent == "troubleshoot" and "· 64 × H100 ·" in answer.answer_markdown
 
 
+@pytest.mark.integration
 def test_an_error_the_config_does_not_explain_says_so_and_ranks_known_causes(settings):
     answer = ask(
         "llama3_8b_pretrain_config on 8 H100 fails with RuntimeError: world_size (8) is not divisible by "
@@ -127,6 +132,7 @@ def test_error_texts_match_the_upstream_check(error, rules):
     assert (signature.rules if signature else None) == rules
 
 
+@pytest.mark.integration
 def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_uses(settings):
     answer = ask(
         "SFT of qwen3_30b_a3b with context_parallel_size=4 fails with 'When finetuning with CP>1, "
@@ -141,6 +147,7 @@ def test_a_layout_without_a_gpu_count_is_checked_on_the_fewest_gpus_it_uses(sett
     assert text.count("** [") <= 1  # the rule module reproduced the error: one guide section backs it up
 
 
+@pytest.mark.integration
 def test_a_sequence_length_said_in_prose_is_part_of_the_checked_config(settings):
     question = (
         "llama3_8b_pretrain_config with seq_length 4097 and CP=2 fails: Sequence length must be divisible by "
@@ -162,6 +169,7 @@ HYBRID_EN = (
 )
 
 
+@pytest.mark.integration
 def test_a_hybrid_stack_takes_the_uneven_split_warning_as_the_cause(settings):
     answer = ask(HYBRID_EN, settings=settings)
     text = answer.answer_markdown

@@ -154,6 +154,7 @@ def test_run_recipe_shortcut_flags_are_overrides():
     }
 
 
+@pytest.mark.integration
 def test_stale_layout_answer_says_why_and_where_it_is_fixed(settings):
     question = (
         f"On 0.6.0, run_recipe.py --recipe {DSV3} -pp 8 -vp 1 on 512 H100s fails with AssertionError: "
@@ -167,6 +168,7 @@ def test_stale_layout_answer_says_why_and_where_it_is_fixed(settings):
     assert "16 段" in zh and "main" in zh
 
 
+@pytest.mark.integration
 def test_edge_sizes_answer_names_the_runner_fix_and_the_even_split(settings):
     question = (
         f"On a main checkout I run {GLM_AIR} with -pp 2 and MCore aborts in config validation. "
@@ -180,6 +182,7 @@ def test_edge_sizes_answer_names_the_runner_fix_and_the_even_split(settings):
     assert "model.num_layers_in_first_pipeline_stage=null" in text
 
 
+@pytest.mark.integration
 def test_energon_answer_gives_the_dataset_override(settings):
     question = (
         f"0.6.0: run_recipe.py --recipe {OMNI} train.micro_batch_size=2 stops with ValueError: "
@@ -189,6 +192,7 @@ def test_energon_answer_gives_the_dataset_override(settings):
     assert "dataset.micro_batch_size=2" in text and "no errors remain" in text
 
 
+@pytest.mark.integration
 def test_a_stale_layout_quoted_at_main_is_what_an_older_checkout_hits(settings):
     """At main the recipe registers a builder: the quoted error is what an entry point without the rebuild
     (or an older checkout) raises, said once, without claiming main registers none."""

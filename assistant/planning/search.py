@@ -7,7 +7,7 @@ the caller or its KnowledgeBase.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from itertools import product
 from operator import attrgetter
@@ -364,8 +364,12 @@ def _candidates(
     precision: str,
     version: str | None,
     max_tp: int,
+    worth: Callable[[Plan], bool] | None = None,
 ) -> Iterator[Plan]:
-    """Every layout the rule module accepts for this model, GPU count, sequence length and global batch."""
+    """Every layout the rule module accepts for this model, GPU count, sequence length and global batch.
+    `worth`, when given, is asked before the (dearer) rule module, and a layout it turns down goes
+    unvalidated; its micro-batch sizes are tried smallest first and the larger ones skipped once one is
+    turned down (memory only grows with the micro batch)."""
     d = dims_of(arch)
     gpus = cluster.num_gpus
     rules_cluster = cluster.model_copy(update={"gpu_type": hw.key})
@@ -381,8 +385,9 @@ def _candidates(
         if gpus % (tp * pp * cp):
             continue
         dp = gpus // (tp * pp * cp)
+        turned_down: set[int] = set()
         for ep, mbs in product(eps, MICRO_BATCHES):
-            if global_batch_size % (mbs * dp):
+            if global_batch_size % (mbs * dp) or ep in turned_down:
                 continue
             plan = Plan.sized(
                 num_gpus=gpus,
@@ -396,6 +401,9 @@ def _candidates(
                 etp=(1 if ep > 1 else tp) if d.experts else None,
                 sp=tp > 1,
             )
+            if worth is not None and not worth(plan):
+                turned_down.add(ep)
+                continue
             if is_valid_layout(
                 plan, arch, rules_cluster, seq_length, mode=mode, precision=precision, version=version, gpu=hw
             ):
@@ -601,7 +609,7 @@ def nearest_fit(
         "kb": kb,
     }
 
-    def candidates(on: Cluster) -> Iterator[Plan]:
+    def candidates(on: Cluster, worth: Callable[[Plan], bool] | None = None) -> Iterator[Plan]:
         return _candidates(
             arch,
             on,
@@ -612,6 +620,7 @@ def nearest_fit(
             precision=precision,
             version=version,
             max_tp=8,
+            worth=worth,
         )
 
     run = RunSettings(
@@ -638,7 +647,10 @@ def nearest_fit(
     def something_fits(on: Cluster) -> bool:
         """When no layout fits with its leanest setting, the (much dearer) ranked search would find nothing
         either."""
-        return any(leanest_fits(plan, fsdp) for plan in candidates(on) for fsdp in fsdp_options(arch, plan))
+        def leanest_of_some_fits(plan: Plan) -> bool:
+            return any(leanest_fits(plan, fsdp) for fsdp in fsdp_options(arch, plan))
+
+        return any(True for _ in candidates(on, worth=leanest_of_some_fits))
 
     leanest: RankedLayout | None = None
     fits_here = False

@@ -56,6 +56,7 @@ def settings(tmp_path_factory) -> Settings:
 
 @pytest.mark.timeout(HANG_GUARD_S)
 @pytest.mark.parametrize(("question", "message", "may_plan"), QUESTIONS, ids=[m for _, m, _ in QUESTIONS])
+@pytest.mark.integration
 def test_the_service_gives_a_clear_message(settings, question, message, may_plan):
     answer = ask(question, settings=settings)
     _assert_clear(answer.answer_markdown)
@@ -67,6 +68,7 @@ def test_the_service_gives_a_clear_message(settings, question, message, may_plan
 
 @pytest.mark.timeout(HANG_GUARD_S)
 @pytest.mark.parametrize("lang", ["fr", "", "EN", None, 7])
+@pytest.mark.integration
 def test_an_unsupported_answer_language_falls_back_with_a_notice(settings, lang):
     answer = ask("Llama3 8B SFT on 8 H100", lang=lang, settings=settings)
     assert answer.recipe is not None and answer.language == "en"
@@ -175,6 +177,7 @@ def test_a_batch_goes_on_past_its_bad_lines(tmp_path):
 
 
 @pytest.mark.timeout(HANG_GUARD_S)
+@pytest.mark.integration
 def test_a_refused_turn_leaves_the_conversation_as_it_was(settings):
     from assistant.session import Conversation
 
