@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from assistant.errors import UserError
 from assistant.estimate.dit import dit_total_params
-from assistant.estimate.shapes import mamba_mixer_params
+from assistant.estimate.shapes import dims_of, mamba_mixer_params, total_params
 from assistant.kb import KnowledgeBase
 from assistant.records import ModelArch, RecipeRecord
 
@@ -307,6 +307,12 @@ def count_parameters(arch: ModelArch, mixers: MixerDims | None = None) -> tuple[
     """
     if arch.diffusion is not None:
         return dit_total_params(arch), dit_total_params(arch)
+    if arch.csa_compress_ratios:
+        # DeepSeek-V4: compressors, indexers and hyper-connections are counted by the estimators' shapes
+        # (every weight, with norms and attention sinks); active = all but the unrouted experts.
+        d = dims_of(arch)
+        total = int(total_params(d))
+        return total, total - d.moe_layers * (d.experts - d.topk) * d.glu * d.hidden * d.moe_ffn
     h = arch.hidden_size
     embed = (arch.vocab_size or 0) * h
     total = active = embed * (1 if arch.tied_embeddings else 2) + h

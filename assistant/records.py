@@ -288,6 +288,19 @@ class ModelArch(Record):
     linear_value_head_dim: int | None = None
     linear_conv_kernel_dim: int | None = None
     attention_output_gate: bool = False  # the query projection also yields a gate on the attention output
+    # DeepSeek-V4 hybrid attention (Megatron-LM dev experimental_attention_variant "dsv4_hybrid"): one
+    # compress ratio per layer (and per MTP layer after them): 0 sliding window only, 4 compressed sparse
+    # attention with an indexer (CSA), 128 heavily compressed attention (HCA); a single 512-wide KV head, a
+    # grouped low-rank output projection, and num_residual_streams hyper-connection streams.
+    csa_compress_ratios: tuple[int, ...] | None = None
+    csa_window_size: int | None = None
+    o_groups: int | None = None
+    o_lora_rank: int | None = None
+    dsa_indexer_n_heads: int | None = None
+    dsa_indexer_head_dim: int | None = None
+    dsa_indexer_topk: int | None = None
+    num_residual_streams: int | None = None
+    moe_n_hash_layers: int | None = None  # the first MoE layers route by a token-id table, not a learned gate
     # A diffusion transformer (Wan): no vocabulary, cross-attention in every layer, latent-patch tokens.
     diffusion: DiffusionDims | None = None
     source: str

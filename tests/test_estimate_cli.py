@@ -140,13 +140,13 @@ def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
         (
             [
                 "--recipe",
-                "deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config",
+                "deepseek_v4_pro_pretrain_256gpu_gb300_fp8mx_config",
                 "--gpus",
-                "128",
+                "256",
                 "--gpu-type",
-                "gb200",
+                "gb300",
             ],
-            "not estimated: deepseek-ai/DeepSeek-V4-Flash: its attention is Megatron-Bridge's dsv4_hybrid",
+            "not estimated: deepseek-ai/DeepSeek-V4-Pro: no public source reachable offline gives",
         ),
         (
             [

@@ -161,7 +161,10 @@ def test_bundled_file_is_a_consistent_model_arch(path: Path):
     if arch.num_moe_experts:
         assert arch.moe_router_topk and arch.moe_router_topk <= arch.num_moe_experts
         assert arch.moe_ffn_hidden_size
-    if arch.multi_latent_attention:
+    if arch.csa_compress_ratios:  # DeepSeek-V4: one KV head of v_head_dim, a grouped low-rank output
+        assert arch.q_lora_rank and arch.v_head_dim and arch.o_groups and arch.o_lora_rank
+        assert len(arch.csa_compress_ratios) == arch.num_layers + (arch.mtp_num_layers or 0)
+    elif arch.multi_latent_attention:
         assert arch.kv_lora_rank and arch.qk_head_dim and arch.qk_pos_emb_head_dim and arch.v_head_dim
     if arch.hybrid_layer_pattern:
         assert len(arch.hybrid_layer_pattern) == arch.num_layers

@@ -208,11 +208,21 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     when training in FP8, so they are returned separately.
     """
     h = d.hidden
-    plain: float = h  # the norm's input (residual stream)
+    if kind in ("csa", "hca"):
+        return _dsv4_compressed_elements(d, kind), 0.0
+    # the norm's input; with hyper-connections also the n-stream residual the HyperConnectionModule mixes
+    plain: float = h + (d.streams * h if d.streams > 1 else 0)
     norm_out = 0.0 if "layernorm" in modules and kind != "mamba" else h  # the first GEMM's input
     if kind == "attn":
         gemm_in = norm_out
-        if d.mla:
+        if d.dsv4:
+            # q_down output (q norm input), the KV head before and after its norm, the up-projected queries
+            # (dropped by mla_up_proj recompute), softmax statistics; GEMM inputs: the normed q latent, the
+            # attention output (linear_o_group_proj input) and the grouped output (linear_proj input).
+            up = 0.0 if "mla_up_proj" in modules else d.heads * d.v_dim
+            plain += (d.q_lora or 0) + 2 * d.v_dim + up
+            gemm_in += (d.q_lora or 0) + d.heads * d.v_dim + d.o_groups * d.o_lora
+        elif d.mla:
             qk = d.qk_dim + d.qk_pos
             latents = (d.q_lora or 0) + d.kv_lora + d.qk_pos
             up = 0.0 if "mla_up_proj" in modules else d.heads * (2 * qk + d.v_dim)
@@ -251,6 +261,18 @@ def _sublayer_elements(d: Dims, kind: str, modules: set[str]) -> tuple[float, fl
     return plain, gemm_in
 
 
+def _dsv4_compressed_elements(d: Dims, kind: str) -> float:
+    """Saved elements per token that a DSv4 CSA ("csa") or HCA ("hca") attention adds to the window-only
+    block: its compressor's linear_wkv and linear_wgate outputs (coff·512 each, coff 2 for the overlapping 4x
+    windows) and the compressed keys (512 per `ratio` tokens); on CSA the indexer's queries (heads × 128), its
+    per-head weights, its own compressor (the same tensors at width 128) and the top-k indices (int32)."""
+    if kind == "hca":
+        return 2 * d.v_dim + d.v_dim / 128
+    compressor = 2 * 2 * d.v_dim + d.v_dim / 4
+    indexer = d.idx_heads * d.idx_dim + d.idx_heads + 2 * 2 * d.idx_dim + d.idx_dim / 4 + 2 * d.idx_topk
+    return compressor + indexer
+
+
 def _lora_sublayer_elements(
     d: Dims, kind: str, targets: frozenset[str], modules: set[str]
 ) -> tuple[float, float]:
@@ -267,6 +289,9 @@ def _lora_sublayer_elements(
     """
     h = d.hidden
     norm_out = 0.0 if "layernorm" in modules else h
+    if kind == "attn" and d.dsv4:  # no adapter targets in it: what full training saves, all in bf16
+        saved, gemm_in = _sublayer_elements(d, kind, modules)
+        return saved + gemm_in, 0.0
     if kind == "attn":
         out = d.heads * d.v_dim if d.mla else d.q_width
         core = (d.q_lora or 0) + d.kv_lora + d.qk_pos + d.heads * (2 * (d.qk_dim + d.qk_pos) + d.v_dim) \
@@ -301,7 +326,8 @@ def _mix_elements(
     """Saved elements per token of all the sublayers in `mix` (see _sublayer_elements); with
     `lora_targets`, of a frozen base with adapters on those linear layers (_lora_sublayer_elements)."""
     plain = gemm = 0.0
-    kinds = (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba), ("gdn", mix.gdn))
+    kinds = (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba), ("gdn", mix.gdn),
+             ("csa", mix.csa), ("hca", mix.hca))  # fmt: skip
     for kind, count in kinds:
         if count:
             if lora_targets is None:
@@ -451,7 +477,7 @@ def estimate_memory(
         n_layers = st.mix.layers
         per_layer = saved_bytes(st.mix) / n_layers if n_layers else 0.0
         per_layer_full = full_bytes(st.mix) / n_layers if n_layers else 0.0
-        checkpoint = tokens * d.hidden * 2 / tp_div  # the layer input kept by full recompute
+        checkpoint = tokens * d.hidden * d.streams * 2 / tp_div  # the layer input kept by full recompute
         if recompute == "full":
             # Megatron-Core TransformerBlock._checkpointed_forward, per model chunk (a VP chunk is a block):
             # "uniform" checkpoints every group of recompute_num_layers layers (one saved input per group,
@@ -727,7 +753,7 @@ def memory_floor(
         if not mix.layers:
             activations = 0.0
         elif run.recompute == "full":
-            activations = tokens * d.hidden * 2 / tp * mix.layers  # the checkpointed layer inputs
+            activations = tokens * d.hidden * d.streams * 2 / tp * mix.layers  # the checkpointed layer inputs
         else:
             plain, gemm = _mix_elements(d, mix, modules, frozen)
             gemm_byte = saved_input_bytes(precision_unit(run.precision))

@@ -57,6 +57,20 @@ class Dims:
     lin_v_dim: int = 0
     lin_conv: int = 4
     attn_gate: bool = False  # gated attention: the query projection is twice as wide
+    # DeepSeek-V4 hybrid attention (o_groups > 0): see dsv4_attention_params
+    o_groups: int = 0
+    o_lora: int = 0
+    window: int = 0
+    idx_heads: int = 0
+    idx_dim: int = 0
+    idx_topk: int = 0
+    streams: int = 1  # hyper-connection residual streams (1: a plain residual)
+    csa_layers: int = 0  # DSv4 attention sublayers with 4x compression and an indexer
+    hca_layers: int = 0  # DSv4 attention sublayers with 128x compression
+
+    @property
+    def dsv4(self) -> bool:
+        return self.o_groups > 0
 
     @property
     def expert_io(self) -> int:
@@ -115,6 +129,7 @@ class Dims:
 # Layer kinds: a transformer layer with a dense MLP ("D") or an MoE block ("X"), or with a Gated DeltaNet
 # mixer in place of attention ("L": with an MLP, "Y": with an MoE block); the one-sublayer layers of a Mamba
 # hybrid by their hybrid_layer_pattern symbols: Mamba ("M"), attention ("*"), MLP ("-"), MoE ("E").
+# DeepSeek-V4 MoE layers by compress ratio: "X" sliding window only (0), "C" CSA (4), "H" HCA (128).
 HYBRID_SYMBOLS = frozenset("M*-E")
 DIFFUSION_REASON = (
     "it is a diffusion transformer: only its memory at a given layout is estimated (no speed model or layout "
@@ -132,6 +147,8 @@ class LayerMix:
     moe: int = 0
     mamba: int = 0
     gdn: int = 0
+    csa: int = 0  # of the attention sublayers, DSv4 CSA ones (4x compressed keys, indexer)
+    hca: int = 0  # of the attention sublayers, DSv4 HCA ones (128x compressed keys)
 
     @property
     def sublayers(self) -> int:
@@ -146,6 +163,8 @@ class LayerMix:
             self.moe + other.moe,
             self.mamba + other.mamba,
             self.gdn + other.gdn,
+            self.csa + other.csa,
+            self.hca + other.hca,
         )
 
 
@@ -158,7 +177,10 @@ _KIND_MIX = {
     "E": LayerMix(1, moe=1),
     "L": LayerMix(1, mlp=1, gdn=1),
     "Y": LayerMix(1, moe=1, gdn=1),
+    "C": LayerMix(1, attn=1, moe=1, csa=1),
+    "H": LayerMix(1, attn=1, moe=1, hca=1),
 }
+DSV4_RATIO_KINDS = {0: "X", 4: "C", 128: "H"}  # compress ratio -> layer kind (MoE layers)
 
 
 def mix_of(kinds: str) -> LayerMix:
@@ -172,6 +194,8 @@ def mix_of(kinds: str) -> LayerMix:
         moe=sum(mix.moe * n for mix, n in counts),
         mamba=sum(mix.mamba * n for mix, n in counts),
         gdn=sum(mix.gdn * n for mix, n in counts),
+        csa=sum(mix.csa * n for mix, n in counts),
+        hca=sum(mix.hca * n for mix, n in counts),
     )
 
 
@@ -180,11 +204,33 @@ def layer_kinds(arch: ModelArch) -> str:
     `moe_layer_freq`-th layer. Mamba hybrids: their layer pattern."""
     if arch.is_hybrid and not arch.linear_attention_freq:
         return arch.hybrid_layer_pattern or ""
+    if arch.csa_compress_ratios:
+        return dsv4_kinds(arch.csa_compress_ratios[: arch.num_layers])
     if not arch.num_moe_experts:
         kinds = "D" * arch.num_layers
     else:
         kinds = _moe_kinds(arch.num_layers, arch.moe_first_k_dense or 0, arch.moe_layer_freq or 1)
     return _with_linear_attention(kinds, arch.linear_attention_freq or 0)
+
+
+@lru_cache(maxsize=64)
+def dsv4_kinds(ratios: tuple[int, ...]) -> str:
+    """DeepSeek-V4 layers by their compress ratio (csa_compress_ratios, one per layer then per MTP layer)."""
+    return "".join(DSV4_RATIO_KINDS[r] for r in ratios)
+
+
+def dsv4_reason(arch: ModelArch) -> str | None:
+    """Why a DeepSeek-V4 hybrid-attention model cannot be described (None when it can)."""
+    ratios = arch.csa_compress_ratios or ()
+    dims = (arch.o_groups, arch.o_lora_rank, arch.csa_window_size, arch.dsa_indexer_n_heads,
+            arch.dsa_indexer_head_dim, arch.dsa_indexer_topk, arch.q_lora_rank, arch.v_head_dim)  # fmt: skip
+    if not all(dims):
+        return "its DeepSeek-V4 attention dimensions are not all known"
+    if len(ratios) < arch.num_layers or set(ratios) - set(DSV4_RATIO_KINDS):
+        return "its compress ratios are not one of 0, 4 or 128 for every layer"
+    if not arch.num_moe_experts or (arch.moe_first_k_dense or 0) or (arch.moe_layer_freq or 1) != 1:
+        return "it has dense layers, which the DeepSeek-V4 model does not describe"
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -208,6 +254,8 @@ def unmodelled_reason(arch: ModelArch) -> str | None:
     transformer has its own memory estimate (memory_dit.py) and nothing else: no speed model, no search."""
     if arch.diffusion is not None:
         return DIFFUSION_REASON
+    if arch.csa_compress_ratios:
+        return dsv4_reason(arch)
     if not arch.is_hybrid:
         return None
     if arch.linear_attention_freq:
@@ -240,9 +288,10 @@ def dims_of(arch: ModelArch) -> Dims:
         raise UserError(
             f"{arch.hf_model_id} is a hybrid model and {reason}, so the estimators give no number for it"
         )
+    kinds = layer_kinds(arch)
     if arch.num_layers <= 0 or arch.hidden_size <= 0 or arch.num_attention_heads <= 0:
         raise UserError("num_layers, hidden_size and num_attention_heads must be positive")
-    mix = mix_of(layer_kinds(arch))
+    mix = mix_of(kinds)
     mamba = (arch.mamba_num_heads, arch.mamba_head_dim, arch.mamba_state_dim, arch.mamba_num_groups or 1)
     if mix.mamba and min(size or 0 for size in mamba) <= 0:
         raise UserError(
@@ -280,9 +329,7 @@ def dims_of(arch: ModelArch) -> Dims:
         ssm_state=arch.mamba_state_dim or 0,
         ssm_groups=arch.mamba_num_groups or 1,
         latent=arch.moe_latent_size or 0,
-        mtp_block=(arch.mtp_layer_pattern or "")
-        if arch.is_hybrid and not arch.linear_attention_freq
-        else layer_kinds(arch)[-1:],
+        mtp_block=_mtp_block(arch, kinds),
         gdn_layers=mix.gdn,
         lin_k_heads=arch.linear_num_key_heads or 0,
         lin_k_dim=arch.linear_key_head_dim or 0,
@@ -290,7 +337,27 @@ def dims_of(arch: ModelArch) -> Dims:
         lin_v_dim=arch.linear_value_head_dim or 0,
         lin_conv=arch.linear_conv_kernel_dim or 4,
         attn_gate=arch.attention_output_gate,
+        o_groups=(arch.o_groups or 0) if arch.csa_compress_ratios else 0,
+        o_lora=arch.o_lora_rank or 0,
+        window=arch.csa_window_size or 0,
+        idx_heads=arch.dsa_indexer_n_heads or 0,
+        idx_dim=arch.dsa_indexer_head_dim or 0,
+        idx_topk=arch.dsa_indexer_topk or 0,
+        streams=arch.num_residual_streams or 1,
+        csa_layers=mix.csa,
+        hca_layers=mix.hca,
     )
+
+
+def _mtp_block(arch: ModelArch, kinds: str) -> str:
+    """Layer kinds of one MTP block: a Mamba hybrid's mtp_layer_pattern; a DeepSeek-V4 model's compress
+    ratio after its layers (csa_compress_ratios has one per MTP layer); else the last layer's kind."""
+    if arch.is_hybrid and not arch.linear_attention_freq:
+        return arch.mtp_layer_pattern or ""
+    ratios = arch.csa_compress_ratios or ()
+    if len(ratios) > arch.num_layers:
+        return DSV4_RATIO_KINDS[ratios[arch.num_layers]]
+    return kinds[-1:]
 
 
 def padded_vocab(vocab: int, tp: int) -> int:
@@ -328,6 +395,42 @@ def attention_params(d: Dims) -> float:
     q_term = h * d.heads * qk if d.q_lora is None else d.q_lora * (h + d.heads * qk)
     kv_term = d.kv_lora * (h + d.heads * (d.qk_dim + d.v_dim)) + h * d.qk_pos
     return q_term + kv_term + d.heads * d.v_dim * h
+
+
+# DeepSeek-V4 (Megatron-LM dev 89ad096, docs/estimators.md section "DeepSeek-V4"): the query goes through a
+# low-rank q_lora, the keys and values are one 512-wide head (v_head_dim), the output projection is grouped.
+
+
+def dsv4_attention_params(d: Dims) -> tuple[float, float]:
+    """(TP-sharded, replicated) parameters of one DSv4 attention block without its compressor and indexer:
+    linear_q_up_proj and the grouped output (linear_o_group_proj, o_groups·o_lora × heads·v/o_groups, then
+    linear_proj, o_groups·o_lora × hidden) are split by TP; linear_q_down_proj ("duplicated") and the single
+    KV head's linear_kv_proj, their norms and the per-head attention sinks are whole on every rank."""
+    h, v = d.hidden, d.v_dim
+    q_lora = d.q_lora or 0
+    sharded = q_lora * d.heads * v + d.o_groups * d.o_lora * (d.heads * v // d.o_groups + h)
+    return sharded, h * q_lora + h * v + q_lora + v + d.heads
+
+
+def dsv4_compressor_params(hidden: int, head_dim: int, ratio: int) -> int:
+    """A CSA/HCA Compressor: linear_wkv and linear_wgate (hidden -> coff·head_dim; coff 2 for the
+    overlapping 4x windows, else 1), the learned positional bias ape (ratio × coff·head_dim), its norm."""
+    coff = 2 if ratio == 4 else 1
+    return 2 * hidden * coff * head_dim + ratio * coff * head_dim + head_dim
+
+
+def dsv4_indexer_params(d: Dims) -> int:
+    """The CSA indexer: linear_wq_b (q_lora -> heads·head_dim), linear_weights_proj (hidden -> heads), and
+    its own 4x compressor over head_dim-wide keys."""
+    return (d.q_lora or 0) * d.idx_heads * d.idx_dim + d.hidden * d.idx_heads + \
+        dsv4_compressor_params(d.hidden, d.idx_dim, 4)  # fmt: skip
+
+
+def hyper_connection_params(d: Dims) -> int:
+    """One HyperConnectionModule (one per sublayer): mapping_proj (n·hidden -> n² + 2n, no bias), three
+    alphas and the n² + 2n static bias; 0 without hyper-connections."""
+    n = d.streams
+    return n * d.hidden * (n * n + 2 * n) + 3 + n * n + 2 * n if n > 1 else 0
 
 
 MAMBA_CONV_KERNEL = 4  # Megatron MambaMixer d_conv
@@ -375,26 +478,37 @@ def gdn_params(d: Dims) -> float:
 def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
     """Parameters of layers with these sublayer counts; each sublayer has its own pre-norm."""
     h = d.hidden
+    attn, attn_replicated = float(mix.attn * attention_params(d)) if not d.dsv4 else 0.0, 0.0
+    if d.dsv4:
+        sharded, whole = dsv4_attention_params(d)
+        attn = mix.attn * sharded
+        attn_replicated = mix.attn * whole + mix.csa * (
+            dsv4_compressor_params(h, d.v_dim, 4) + dsv4_indexer_params(d)
+        ) + mix.hca * dsv4_compressor_params(h, d.v_dim, 128)
     return LayerParams(
-        attn=mix.attn * attention_params(d),
+        attn=attn,
         # dense MLPs, shared experts and LatentMoE's down- and up-projections
         mlp=d.glu * h * (mix.mlp * d.ffn + mix.moe * d.shared_ffn) + mix.moe * 2 * h * d.latent,
         routed=mix.moe * d.experts * d.glu * d.expert_io * d.moe_ffn,
-        replicated=mix.sublayers * h + mix.moe * h * d.experts,
+        replicated=mix.sublayers * (h + hyper_connection_params(d)) + mix.moe * h * d.experts
+        + attn_replicated,
         mamba=mix.mamba * mamba_params(d) if mix.mamba else 0.0,
         gdn=mix.gdn * gdn_params(d) if mix.gdn else 0.0,
     )
 
 
 def whole_model(d: Dims) -> LayerMix:
-    return LayerMix(d.layers, d.attn_layers, d.dense_layers, d.moe_layers, d.mamba_layers, d.gdn_layers)
+    return LayerMix(d.layers, d.attn_layers, d.dense_layers, d.moe_layers, d.mamba_layers, d.gdn_layers,
+                    d.csa_layers, d.hca_layers)  # fmt: skip
 
 
 def total_params(d: Dims) -> float:
-    """All parameters: layers, embedding, untied output layer and final norm."""
+    """All parameters: layers, embedding, untied output layer and final norm; with hyper-connections the
+    block's learned output contraction (hc_head_fn n × n·hidden, hc_head_base n, hc_head_scale 1)."""
     lp = mix_params(d, whole_model(d))
     embed = d.hidden * d.vocab * (1 if d.tied else 2)
-    return lp.tp_sharded + lp.routed + lp.replicated + embed + d.hidden
+    head = d.streams * d.streams * d.hidden + d.streams + 1 if d.streams > 1 else 0
+    return lp.tp_sharded + lp.routed + lp.replicated + embed + d.hidden + head
 
 
 # ---------------------------------------------------------------- FLOPs
@@ -426,7 +540,9 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
     h, s = d.hidden, seq_length
     mlp = 6 * h * d.glu * (d.ffn * layers.mlp + d.shared_ffn * layers.moe) + 6 * layers.moe * 2 * h * d.latent
     experts = 6 * d.expert_io * d.glu * d.moe_ffn * d.topk * layers.moe
-    if d.mla:
+    if d.dsv4:
+        attn_proj, attn_core = dsv4_flops(d, layers, s)
+    elif d.mla:
         qk = d.qk_dim + d.qk_pos
         q_term = h * d.heads * qk if d.q_lora is None else d.q_lora * (h + d.heads * qk + 1)
         proj = q_term + d.kv_lora * (h + d.heads * (d.qk_dim + d.v_dim) + 1) + h * d.qk_pos
@@ -441,8 +557,9 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
     mamba_proj, scan = mamba_flops(d, d.d_inner, layers.mamba)
     bridge_proj, bridge_scan = mamba_flops(d, 2 * h, layers.mamba)
     gdn_proj, gdn_core = gdn_flops(d, layers.gdn)
+    hc = 6 * layers.sublayers * (d.streams + 1) * (d.streams**2 + 2 * d.streams) * h if d.streams > 1 else 0
     return TokenFlops(
-        dense_gemm=mlp + attn_proj + mamba_proj + gdn_proj + logits,
+        dense_gemm=mlp + attn_proj + mamba_proj + gdn_proj + logits + hc,
         expert_gemm=experts,
         attention_core=attn_core,
         logits=logits,
@@ -469,3 +586,37 @@ def gdn_flops(d: Dims, mixers: int) -> tuple[float, float]:
     projections = 6 * mixers * d.hidden * (d.gdn_in_width + d.lin_v)
     core = 6 * mixers * (d.lin_conv * d.gdn_conv_width + 4 * d.lin_v_heads * d.lin_v_dim**2)
     return projections, core
+
+
+def causal_window_keys(window: int, seq_length: int) -> float:
+    """Mean keys a query sees under a causal sliding window: min(i + 1, window) over positions i."""
+    w, s = window, seq_length
+    if s <= w:
+        return (s + 1) / 2
+    return (w * (w + 1) / 2 + (s - w) * w) / s
+
+
+def causal_topk_keys(topk: int, keys: float) -> float:
+    """Mean of min(topk, j) for j visible compressed keys, j growing evenly from 0 to `keys` (causal)."""
+    if keys <= topk:
+        return keys / 2
+    return topk - topk * topk / (2 * keys)
+
+
+def dsv4_flops(d: Dims, layers: LayerMix, seq_length: int) -> tuple[float, float]:
+    """(projections, attention core) training FLOPs per token (6 per multiply-add) of DSv4 attention.
+    Projections: every GEMM weight of the blocks, compressors and indexers. Core, per attention layer: 64
+    heads score and average a 512-wide key for each of the window's keys (csa_window_size, causal), plus on
+    CSA layers the indexer's top-k of the seq/4 compressed keys, on HCA layers every visible one of the
+    seq/128 compressed keys; the CSA indexer scores every visible compressed key with its own heads."""
+    h, v, s = d.hidden, d.v_dim, seq_length
+    sharded, whole = dsv4_attention_params(d)
+    gemm = sharded + whole - (d.q_lora or 0) - v - d.heads  # not the norms and sinks
+    csa = dsv4_compressor_params(h, v, 4) + dsv4_indexer_params(d)
+    hca = dsv4_compressor_params(h, v, 128)
+    proj = 6 * (layers.attn * gemm + layers.csa * csa + layers.hca * hca)
+    per_key = d.heads * 2 * v  # QK^T and AV over one key, one query
+    keys = layers.attn * causal_window_keys(d.window, s) + layers.csa * causal_topk_keys(d.idx_topk, s / 4) \
+        + layers.hca * s / 128 / 2  # fmt: skip
+    indexer = layers.csa * d.idx_heads * d.idx_dim * s / 4 / 2
+    return proj, 6 * (per_key * keys + indexer)

@@ -355,6 +355,8 @@ def _selective_cost(
         cost += t_expert / 3
     if "mla_up_proj" in modules and d.mla and flops.dense_gemm:
         up = d.heads * ((d.q_lora or 0) * (d.qk_dim + d.qk_pos) + d.kv_lora * (d.qk_dim + d.v_dim))
+        if d.dsv4:
+            up = d.heads * (d.q_lora or 0) * d.v_dim  # linear_q_up_proj; the one KV head has no up-projection
         cost += t_dense * 6 * d.attn_layers * up / flops.dense_gemm / 3
     # Norms and activation functions are memory-bound: a small share of the elementwise time.
     cost += t_elem * 0.1 * len(modules & {"layernorm", "moe_act"}) / 3
