@@ -49,6 +49,10 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, "Kimi K2 card: 1T total, 32B activated"),
     "allenai/OLMoE-1B-7B-0924": (6.9, 1.3, "OLMoE paper/card: 6.9B total, 1.3B active"),
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, "Qwen3-Next card: 80B total"),
+    "MiniMaxAI/MiniMax-M3": (428.0, None, "Megatron-Bridge docs minimax-m3.md: 428B total"),
+    "mistralai/Ministral-3-3B-Instruct-2512": (3.4, None, "Ministral 3 3B card: 3.4B language model"),
+    "mistralai/Ministral-3-8B-Instruct-2512": (8.4, None, "Ministral 3 8B card: 8.4B language model"),
+    "mistralai/Ministral-3-14B-Instruct-2512": (13.5, None, "Ministral 3 14B card: 13.5B language model"),
 }
 
 # Real-shaped HF configs (public config.json files, trimmed to the keys the mapping reads).
@@ -467,6 +471,20 @@ def test_an_unset_vocabulary_comes_from_the_null_tokenizer() -> None:
     arch = arch_from_recipe_fields(record)
     assert arch is not None and arch.vocab_size == 32000 and arch.num_layers == 96
     assert "NullTokenizer" in arch.source
+
+
+def test_qwen3_5_4b_shares_its_embedding_with_the_output_layer() -> None:
+    """Qwen3.5-4B ties its embeddings: its Megatron launch script passes no
+    --untie-embeddings-and-output-weights (the 9B and 27B scripts do), and public copies of its
+    config.json say tie_word_embeddings true. An untied output layer would make the language model
+    alone 4.84B, more than the 4.5B listed for the whole checkpoint with its vision tower and MTP
+    layer."""
+    arch = load_model_arch("Qwen/Qwen3.5-4B", kb=knowledge_base())
+    assert arch is not None and arch.tied_embeddings
+    untied = arch.model_copy(update={"tied_embeddings": False})
+    assert count_parameters(untied)[0] - count_parameters(arch)[0] == arch.vocab_size * arch.hidden_size
+    output = arch.vocab_size * arch.hidden_size
+    assert _billions(arch.total_params) < 4.5 < _billions(arch.total_params + output)
 
 
 def test_nemotron_3_ultra_counts_the_parameters_of_its_verification_card() -> None:
