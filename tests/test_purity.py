@@ -256,12 +256,12 @@ def test_the_kb_path_check_sees_them() -> None:
 
 
 def test_only_the_reader_opens_knowledge_base_files() -> None:
-    """assistant/ reads knowledge_base/ through the KnowledgeBase (assistant/kb.py) alone: no module
+    """assistant/ and ui/ read knowledge_base/ through the KnowledgeBase (assistant/kb.py) alone: no module
     takes `Settings.knowledge_base`, imports the bundled directory or joins one of its file names to a path,
     so AUTORECIPE_KNOWLEDGE_BASE moves every table and one reader caches them."""
     offenders = {
         str(path): uses
-        for package in (Path("assistant"),)
+        for package in (Path("assistant"), Path("ui"))
         for path in sorted(package.rglob("*.py"))
         if str(path) not in KB_PATH_ALLOWED and (uses := kb_path_uses(path.read_text(encoding="utf-8")))
     }
