@@ -61,15 +61,13 @@ def check_seq_len(seq_len: int | None) -> None:
 
 def check_top_k(top_k: int) -> None:
     if not 1 <= top_k <= MAX_TOP_K:
-        raise UserError(f"--top-k must be between 1 and {MAX_TOP_K}, got {top_k}")
+        raise UserError.keyed("bounds.top_k", limit=MAX_TOP_K, got=top_k)
 
 
 def check_tokens(tokens: float | None) -> None:
     """A token budget: a positive, finite number of tokens."""
     if tokens is not None and not (math.isfinite(tokens) and 0 < tokens <= MAX_TOKENS):
-        raise UserError(
-            f"--tokens must be a positive number of tokens no larger than {MAX_TOKENS:.0e}, got {tokens}"
-        )
+        raise UserError.keyed("bounds.tokens", limit=MAX_TOKENS, got=tokens)
 
 
 def valid_text(text: str) -> tuple[str, int]:
@@ -81,8 +79,8 @@ def valid_text(text: str) -> tuple[str, int]:
 def batch_line(raw: bytes) -> str:
     """One `--batch` line as text: at most 64 KB of UTF-8, else a UserError for that line only."""
     if len(raw) > MAX_BATCH_LINE_BYTES:
-        raise UserError(f"the line is {len(raw):,} bytes; a batch line is at most {MAX_BATCH_LINE_BYTES:,}")
+        raise UserError.keyed("bounds.batch_line_size", size=len(raw), limit=MAX_BATCH_LINE_BYTES)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise UserError(f"the line is not UTF-8 text ({error.reason} at byte {error.start})") from error
+        raise UserError.keyed("bounds.batch_line_utf8", reason=error.reason, at=error.start) from error

@@ -42,6 +42,15 @@ class KnowledgeBase:
     def models_dir(self) -> Path:
         return self.root / "models"
 
+    def guide_pages(self) -> list[tuple[str, str]]:
+        """(language, page) of every bundled guide page, sorted."""
+        guide = self.root / "guide"
+        return sorted((d.name, f.stem) for d in guide.iterdir() if d.is_dir() for f in d.glob("*.md"))
+
+    def guide_page(self, lang: str, page: str) -> str:
+        """The markdown of one guide page (a name from `guide_pages`)."""
+        return (self.root / "guide" / lang / f"{page}.md").read_text(encoding="utf-8")
+
     def json(self, name: str, *, required: bool = True) -> Any:
         """A parsed JSON file of the knowledge base (cached); `required=False`: None when it is absent."""
         if name not in self._json:

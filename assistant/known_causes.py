@@ -10,12 +10,11 @@ about the feature in general, never about why it failed. A row applies when ever
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
+from assistant.kb import KnowledgeBase
 from assistant.messages import words
 
 MAX_CAUSES = 2
@@ -49,12 +48,11 @@ class KnownCause:
 
 
 @lru_cache(maxsize=4)
-def load_causes(knowledge_base: Path) -> tuple[KnownCause, ...]:
+def load_causes(kb: KnowledgeBase) -> tuple[KnownCause, ...]:
     """The known-cause rows of a knowledge base; one without the file (a user's own documents) has none."""
-    path = knowledge_base / "known_causes.json"
-    if not path.exists():
+    data = kb.json("known_causes.json", required=False)
+    if data is None:
         return ()
-    data = json.loads(path.read_text(encoding="utf-8"))
     return tuple(
         KnownCause(
             id=row["id"],

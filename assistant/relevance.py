@@ -9,12 +9,11 @@ left, the assistant abstains and names the upstream file of the user's release t
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
+from assistant.kb import KnowledgeBase
 from assistant.records import Hit
 
 # A model named in free text or a recipe name: family, then its generation ("Qwen3.5", "qwen35_vl",
@@ -173,12 +172,11 @@ def _topic(raw: dict) -> Topic:
 
 
 @lru_cache(maxsize=4)
-def load_topics(knowledge_base: Path) -> TopicTable:
+def load_topics(kb: KnowledgeBase) -> TopicTable:
     """The topic table of a knowledge base; one without it (a user's own documents) screens by model only."""
-    path = knowledge_base / "topics.json"
-    if not path.exists():
+    data = kb.json("topics.json", required=False)
+    if data is None:
         return TopicTable(topics=(), fallback={})
-    data = json.loads(path.read_text(encoding="utf-8"))
     return TopicTable(
         topics=tuple(_topic(raw) for raw in data["topics"]),
         fallback={v: tuple(paths) for v, paths in data["fallback"].items()},

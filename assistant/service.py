@@ -149,7 +149,7 @@ def _with_notices(answer: Answer, notices: tuple[turn_budget.Notice, ...]) -> An
     return answer
 
 
-def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[Hit]:
+def _retrieve(settings: Settings, kb: KnowledgeBase, query: str, lang: str, version: str) -> list[Hit]:
     """Guide passages to cite; an absent index only costs the citations, never the answer."""
     # lazy: the retriever stack (Chroma, BM25, embeddings) loads at the first lookup, not when none is cited
     from assistant.retrieval import make_retriever
@@ -171,8 +171,8 @@ def _retrieve(settings: Settings, query: str, lang: str, version: str) -> list[H
         log.warning("retrieval failed, no citations: %s: %s", type(error).__name__, error)
         turn_budget.notice(RETRIEVAL_FAILED)
         return []
-    hits = relevant(settings, query, hits, version, strict=False)
-    catalog = catalogs.load_catalog(version, knowledge_base(settings))
+    hits = relevant(kb, query, hits, version, strict=False)
+    catalog = catalogs.load_catalog(version, kb)
     return [
         h.model_copy(
             update={
@@ -195,10 +195,10 @@ def _moe_named(question: str, ctx: VersionContext) -> bool | None:
     return any(arch.num_moe_experts for arch in archs)
 
 
-def relevant(settings: Settings, question: str, hits: list[Hit], version: str, *, strict: bool) -> list[Hit]:
+def relevant(kb: KnowledgeBase, question: str, hits: list[Hit], version: str, *, strict: bool) -> list[Hit]:
     """The passages about the question's model, kind of model and (`strict`) topic (assistant/relevance)."""
-    table = load_topics(settings.knowledge_base)
-    ctx = version_context(version, knowledge_base(settings))
+    table = load_topics(kb)
+    ctx = version_context(version, kb)
     focus = focus_of(question, table, moe=_moe_named(question, ctx))
     screened = screen(hits, focus, table, strict=strict)
     for source, reason in screened.dropped:
@@ -206,41 +206,40 @@ def relevant(settings: Settings, question: str, hits: list[Hit], version: str, *
     return screened.hits
 
 
-def _answer_passages(settings: Settings, text: str, query: str, lang: str, version: str) -> list[Hit]:
+def _answer_passages(
+    settings: Settings, kb: KnowledgeBase, text: str, query: str, lang: str, version: str
+) -> list[Hit]:
     """Passages that answer the question themselves. When the first search brought passages about other
     things, a second one adds the guide words of the topics the question names, and fills the free places."""
-    first = _retrieve(settings, query, lang, version)
-    hits = relevant(settings, text, first, version, strict=True)
-    hint = load_topics(settings.knowledge_base).search_hint(text, lang) if len(hits) < len(first) else ""
+    first = _retrieve(settings, kb, query, lang, version)
+    hits = relevant(kb, text, first, version, strict=True)
+    hint = load_topics(kb).search_hint(text, lang) if len(hits) < len(first) else ""
     if not hint:
         return hits
-    second = _retrieve(settings, f"{query} {hint}", lang, version)
-    again = relevant(settings, text, second, version, strict=True)
+    second = _retrieve(settings, kb, f"{query} {hint}", lang, version)
+    again = relevant(kb, text, second, version, strict=True)
     seen = {h.source for h in hits}
     return (hits + [h for h in again if h.source not in seen])[:CITATIONS]
 
 
-def _abstain_line(settings: Settings, question: str, version: str, lang: str) -> str:
-    table = load_topics(settings.knowledge_base)
+def _abstain_line(kb: KnowledgeBase, question: str, version: str, lang: str) -> str:
+    table = load_topics(kb)
     return abstention(focus_of(question, table, moe=None), table, version, lang)
 
 
-def _topic_lead(settings: Settings, text: str, slots: Slots, hits: list[Hit], version: str, lang: str) -> str:
+def _topic_lead(kb: KnowledgeBase, text: str, slots: Slots, hits: list[Hit], version: str, lang: str) -> str:
     """Own sentences naming the topic, release and model before the quotes (assistant/topic_answer)."""
-    names = catalog_names(catalogs.load_catalog(version, knowledge_base(settings)))
+    names = catalog_names(catalogs.load_catalog(version, kb))
     if slots.recipe_name and slots.recipe_name in names:
         entity = f"`{slots.recipe_name}`"
     else:
         entity = slots.model_text or slots.hf_model_id or ""
-    return topic_lead(
-        text, hits, version, lang, topics=load_topics(settings.knowledge_base),
-        facts=load_facts(settings.knowledge_base), entity=entity,
-    )  # fmt: skip
+    return topic_lead(text, hits, version, lang, topics=load_topics(kb), facts=load_facts(kb), entity=entity)
 
 
-def _uncovered(settings: Settings, text: str, shown: str, version: str, lang: str) -> str:
+def _uncovered(kb: KnowledgeBase, text: str, shown: str, version: str, lang: str) -> str:
     """What the question names that nothing shown mentions, said plainly (assistant/topic_answer)."""
-    table = load_topics(settings.knowledge_base)
+    table = load_topics(kb)
     return uncovered_line(text, shown, version, lang, topics=table)
 
 
@@ -815,7 +814,7 @@ def _ask_cases(question: str, cases: list[str], version: str, turn: _Turn) -> An
     answer_lang = whole.language if turn.lang == "auto" else turn.lang
     each = replace(turn, lang=answer_lang, brief=True)
     answers = [_ask(case, version, each) for case in cases]
-    hits = _retrieve(turn.settings, text, answer_lang, ctx.catalog.version)
+    hits = _retrieve(turn.settings, ctx.kb, text, answer_lang, ctx.catalog.version)
     citations = citations_from(hits)
     items = checklist(ctx.catalog, answer_lang)
     head = words(answer_lang, "service.ask_cases", len_cases=len(cases))
@@ -846,7 +845,7 @@ def _ask(question: str, version: str, turn: _Turn, conversation: Conversation | 
     form = intent_form.classify(text)
     answer = _ask_routed(question, version, turn, conversation, form)
     known = known_cause_lines(
-        text, answer.version, answer.language, load_causes(turn.settings.knowledge_base)
+        text, answer.version, answer.language, load_causes(turn.kb)
     )
     if known:
         # A symptom upstream documents the cause of: that cause answers it, before anything near its words.
@@ -956,9 +955,9 @@ def _ask_routed(
         return answer
     if slots.intent == "out_of_scope":
         answer.answer_markdown = _decline(slots, answer_lang)
-        if focus_of(text, load_topics(settings.knowledge_base), moe=None).topics:
+        if focus_of(text, load_topics(ctx.kb), moe=None).topics:
             # A Megatron-Bridge topic we do not cover: say so, and where its answer lives.
-            answer.answer_markdown = _abstain_line(settings, text, ctx.catalog.version, answer_lang)
+            answer.answer_markdown = _abstain_line(ctx.kb, text, ctx.catalog.version, answer_lang)
         answer.follow_up = EXAMPLES[answer_lang]
         return answer
     diagnosis = diagnose(slots, ctx.catalog, ctx.arch_of, ctx.kb) if slots.intent == "troubleshoot" else None
@@ -969,7 +968,7 @@ def _ask_routed(
             text = f"{conversation.topic_question} {text}"  # "and with TP 8?": the last topic, amended
         query = slots.error_text or text
         # The quoted passages are the answer here: each must be about what was asked.
-        hits = _answer_passages(settings, text, query, answer_lang, ctx.catalog.version)
+        hits = _answer_passages(settings, ctx.kb, text, query, answer_lang, ctx.catalog.version)
         intro = "matches" if slots.intent == "troubleshoot" else "guide"
         answer.citations = citations_from(hits)
         context = _conversation_context(answer, slots, ctx, answer_lang) if conversation is not None else ""
@@ -982,14 +981,14 @@ def _ask_routed(
         multiple = sequence_multiple.answer_line(text, slots.overrides, answer_lang, seq=slots.seq_length)
         context = "\n\n".join(c for c in (multiple, context) if c)
         # A topic's own section fact needs no passage: without an index only the quotes are lost.
-        lead = _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
+        lead = _topic_lead(ctx.kb, text, slots, hits, ctx.catalog.version, answer_lang)
         if hits:
             quoted = _passages_answer(hits, answer_lang, intro)
             shown = "\n".join((context, lead, quoted))
-            gap = _uncovered(settings, text, shown, ctx.catalog.version, answer_lang)
+            gap = _uncovered(ctx.kb, text, shown, ctx.catalog.version, answer_lang)
             passages = "\n\n".join(p for p in (lead, gap, quoted) if p)
         else:
-            abstain = "" if context else _abstain_line(settings, text, ctx.catalog.version, answer_lang)
+            abstain = "" if context else _abstain_line(ctx.kb, text, ctx.catalog.version, answer_lang)
             passages = lead or abstain
         answer.answer_markdown = "\n\n".join(
             s for s in [context, passages, "\n".join(sources_lines(answer.citations, answer_lang))] if s
@@ -1008,12 +1007,12 @@ def _ask_routed(
                 ["pipeline bubble virtual pipeline"] if rec.speed and rec.plan and rec.plan.pp > 1 else []
             )
             query = " ".join([text, *(f.id for f in rec.findings), *topics])
-            hits = _retrieve(settings, query, answer_lang, ctx.catalog.version)
+            hits = _retrieve(settings, ctx.kb, query, answer_lang, ctx.catalog.version)
             answer.citations = citations_from(hits)
             # "EP=64 on 64 B200 hits HybridEP topology errors": the check, and the named topic's facts.
             lead = (
-                _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang)
-                if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base))
+                _topic_lead(ctx.kb, text, slots, hits, ctx.catalog.version, answer_lang)
+                if is_question(text) and asks_beyond_recipe(text, load_topics(ctx.kb))
                 else ""
             )
             answer.answer_markdown = "\n\n".join(
@@ -1035,7 +1034,7 @@ def _ask_routed(
             or slots.error_text
             or slots.features
             or support.match_feature(text, support.load_table(ctx.kb))
-            or load_topics(settings.knowledge_base).named_in(text)
+            or load_topics(ctx.kb).named_in(text)
         )  # "Is DeepEP supported on GB200 for Qwen3?" asks about a feature, not about the model
         model_known = bool(slots.model_stem or family)
         if "goal" in needed and about_model and model_known and support.asks_model_support(text):
@@ -1083,19 +1082,20 @@ def _ask_routed(
         # can answer in general: quote it, then ask what a tailored answer needs. "What is the fastest
         # layout for ...?" asks for a plan, which only the missing answer makes possible.
         general = is_question(text) and not slots.wants_fastest
-        hits = _answer_passages(settings, text, text, answer_lang, ctx.catalog.version) if general else []
+        release = ctx.catalog.version
+        hits = _answer_passages(settings, ctx.kb, text, text, answer_lang, release) if general else []
         answer.citations = citations_from(hits)
-        topical = general and bool(focus_of(text, load_topics(settings.knowledge_base), moe=None).topics)
+        topical = general and bool(focus_of(text, load_topics(ctx.kb), moe=None).topics)
         if topical and not hits:
             # Nothing here answers that topic: say where it is answered, not which recipe we would need.
-            answer.answer_markdown = _abstain_line(settings, text, ctx.catalog.version, answer_lang)
+            answer.answer_markdown = _abstain_line(ctx.kb, text, ctx.catalog.version, answer_lang)
             return answer
         answer.answer_markdown = "\n\n".join(
             s
             for s in [
                 family_lead,
                 _support(text, slots, ctx, answer_lang) if general else "",
-                _topic_lead(settings, text, slots, hits, ctx.catalog.version, answer_lang) if hits else "",
+                _topic_lead(ctx.kb, text, slots, hits, ctx.catalog.version, answer_lang) if hits else "",
                 _passages_answer(hits, answer_lang, "guide") if hits else "",
                 "\n".join(sources_lines(answer.citations, answer_lang)),
                 question_back,
@@ -1144,7 +1144,7 @@ def _troubleshoot_answer(
     answer.recipe = diagnosis.record
     answer.findings = list(diagnosis.findings)
     query = " ".join([answer.slots.error_text or text, *(f.id for f in diagnosis.causes)])
-    hits = _retrieve(settings, query, lang, ctx.catalog.version)
+    hits = _retrieve(settings, ctx.kb, query, lang, ctx.catalog.version)
     answer.citations = citations_from(hits)
     # An error the rule module reproduces is answered by it: the guide's best section only backs it up.
     quoted = hits[:1] if diagnosis.explained else hits
@@ -1251,15 +1251,15 @@ def _answer_from(
         preface.append(words(lang, "service.answer_from.assumed_gpus", num_gpus=rec.cluster.num_gpus))
     if not turn.brief:
         query = " ".join([text, *(f.id for f in rec.findings[:3])])
-        hits = _retrieve(settings, query, lang, ctx.catalog.version)
+        hits = _retrieve(settings, ctx.kb, query, lang, ctx.catalog.version)
         answer.citations = citations_from(hits)
         answer.checklist = checklist(ctx.catalog, lang)
         if feature_text and (is_question(text) or feature_text != text):
             # "How do I enable Megatron FSDP for qwen3_vl_30b_a3b_sft_config?": the feature's own row first.
             preface.append(_support(feature_text, rec.slots, ctx, lang))
-        if is_question(text) and asks_beyond_recipe(text, load_topics(settings.knowledge_base)):
+        if is_question(text) and asks_beyond_recipe(text, load_topics(ctx.kb)):
             # "How do I switch deepseek_v3_pretrain_config to HybridEP?": the recipe, and the topic's facts.
-            preface.append(_topic_lead(settings, text, rec.slots, hits, ctx.catalog.version, lang))
+            preface.append(_topic_lead(ctx.kb, text, rec.slots, hits, ctx.catalog.version, lang))
     answer.recipe = rec.recipe
     answer.dataset = rec.dataset
     answer.plan = rec.plan

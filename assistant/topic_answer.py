@@ -10,13 +10,12 @@ Pure apart from `load_facts`; no fact is written that the table does not hold.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
+from assistant.kb import KnowledgeBase
 from assistant.messages import words
 from assistant.records import Hit
 from assistant.relevance import TopicTable
@@ -73,12 +72,11 @@ class FactTable:
 
 
 @lru_cache(maxsize=4)
-def load_facts(knowledge_base: Path) -> FactTable:
+def load_facts(kb: KnowledgeBase) -> FactTable:
     """The section facts of a knowledge base; one without the file (a user's own documents) has none."""
-    path = knowledge_base / "section_facts.json"
-    if not path.exists():
+    data = kb.json("section_facts.json", required=False)
+    if data is None:
         return FactTable(sections={}, labels={}, defaults={})
-    data = json.loads(path.read_text(encoding="utf-8"))
     sections = {
         anchor: tuple(
             SectionFact(

@@ -538,7 +538,7 @@ def test_nemotron_omni_vision_recompute_only_in_060() -> None:
 def test_selective_recompute_modules_are_listed_per_release() -> None:
     from assistant.topic_answer import load_facts
 
-    facts = load_facts(KNOWLEDGE_BASE)
+    facts = load_facts(knowledge_base())
     for version, has_gdn in (("0.3.1", False), ("0.5.1", False), ("0.6.0", True), ("main", True)):
         fact = facts.fact("recompute.md#selective-recompute", version)
         assert fact is not None and ("`gdn_norm_out`" in fact.en) is has_gdn

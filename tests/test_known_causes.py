@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from assistant.kb import KnowledgeBase
 from assistant.known_causes import known_cause_lines, load_causes, matching
 from assistant.messages import CATALOGS
 from assistant.service import ask
 from assistant.settings import KNOWLEDGE_BASE, Settings
 
-CAUSES = load_causes(KNOWLEDGE_BASE)
+CAUSES = load_causes(KnowledgeBase(KNOWLEDGE_BASE))
 RAW = json.loads((KNOWLEDGE_BASE / "known_causes.json").read_text(encoding="utf-8"))
 VERSIONS = {"0.3.1", "0.5.1", "0.6.0", "main"}
 BRIDGE = Path(os.environ.get("AUTORECIPE_MIRRORS", "/work/.mirror")) / "NVIDIA-NeMo+Megatron-Bridge" / "repo"

@@ -203,3 +203,66 @@ def test_library_modules_get_the_knowledge_base_passed_in() -> None:
         and (calls := settings_kb_lookups(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
+
+
+# The knowledge base's own files and folders: a module that joins one of these names to a path, imports the
+# bundled directory or reads `Settings.knowledge_base` is reading knowledge_base/ behind the reader's back.
+KB_ENTRIES = frozenset(p.name for p in Path("knowledge_base").iterdir()) - {
+    "__init__.py",
+    "README.md",
+    "__pycache__",
+}
+KB_PATH_ALLOWED = {"assistant/kb.py", "assistant/settings.py"}  # the reader, and where its root is resolved
+
+
+def kb_path_uses(source: str) -> list[str]:
+    """Places that build or take a knowledge_base/ path instead of asking the KnowledgeBase for the data."""
+    tree = ast.parse(source)
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    found = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Attribute) and node.attr == "knowledge_base" and id(node) not in called:
+            found.append(f"line {line}: .knowledge_base")
+        elif isinstance(node, ast.ImportFrom) and (
+            node.module == "knowledge_base" or any(a.name == "KNOWLEDGE_BASE" for a in node.names)
+        ):
+            found.append(f"line {line}: import {node.module}")
+        elif isinstance(node, ast.Import) and any(a.name == "knowledge_base" for a in node.names):
+            found.append(f"line {line}: import knowledge_base")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            parts = [side.value for side in (node.left, node.right) if isinstance(side, ast.Constant)]
+            named = [p for p in parts if isinstance(p, str) and (p == "knowledge_base" or p in KB_ENTRIES)]
+            found.extend(f'line {line}: / "{p}"' for p in named)
+    return found
+
+
+def test_the_kb_path_check_sees_them() -> None:
+    planted = (
+        "from assistant.settings import KNOWLEDGE_BASE\n"
+        "def f(settings, root):\n"
+        '    a = settings.knowledge_base / "x"\n'
+        '    b = root / "topics.json"\n'
+        '    return Path(__file__).parent / "knowledge_base" / "guide", a, b\n'
+    )
+    assert sorted(kb_path_uses(planted)) == [
+        "line 1: import assistant.settings",
+        "line 3: .knowledge_base",
+        'line 4: / "topics.json"',
+        'line 5: / "guide"',
+        'line 5: / "knowledge_base"',
+    ]
+    assert kb_path_uses('def f(kb):\n    return kb.json("topics.json"), knowledge_base(settings)\n') == []
+
+
+def test_only_the_reader_opens_knowledge_base_files() -> None:
+    """assistant/ and ui/ read knowledge_base/ through the KnowledgeBase (assistant/kb.py) alone: no module
+    takes `Settings.knowledge_base`, imports the bundled directory or joins one of its file names to a path,
+    so AUTORECIPE_KNOWLEDGE_BASE moves every table and one reader caches them."""
+    offenders = {
+        str(path): uses
+        for package in (Path("assistant"), Path("ui"))
+        for path in sorted(package.rglob("*.py"))
+        if str(path) not in KB_PATH_ALLOWED and (uses := kb_path_uses(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}

@@ -7,13 +7,14 @@ import re
 
 import pytest
 
+from assistant.kb import KnowledgeBase
 from assistant.records import Hit
 from assistant.relevance import abstention, focus_of, load_topics, model_keys, same_model, screen
 from assistant.settings import KNOWLEDGE_BASE
 from ingest.docs import chunk_file
 
 GUIDE = KNOWLEDGE_BASE / "guide"
-TABLE = load_topics(KNOWLEDGE_BASE)
+TABLE = load_topics(KnowledgeBase(KNOWLEDGE_BASE))
 
 
 def hit(source: str, heading: str, section: str = "") -> Hit:
@@ -166,7 +167,7 @@ def test_topics_table_covers_every_bundled_version():
 
 
 def test_a_knowledge_base_without_a_topic_table_still_screens_and_abstains(tmp_path):
-    table = load_topics(tmp_path)
+    table = load_topics(KnowledgeBase(tmp_path))
     focus = focus_of("Qwen3 30B-A3B with Megatron-FSDP", table, moe=None)
     assert focus.topics == ()
     assert [h.source for h in screen([QWEN35_VL_FSDP, FSDP_TP_H100], focus, table, strict=True).hits] == [

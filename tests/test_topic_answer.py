@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from assistant.kb import KnowledgeBase
 from assistant.records import Hit
 from assistant.relevance import load_topics
 from assistant.settings import KNOWLEDGE_BASE
 from assistant.topic_answer import asks_beyond_recipe, asks_if_known_bug, load_facts, topic_lead
 
-FACTS = load_facts(KNOWLEDGE_BASE)
-TOPICS = load_topics(KNOWLEDGE_BASE)
+FACTS = load_facts(KnowledgeBase(KNOWLEDGE_BASE))
+TOPICS = load_topics(KnowledgeBase(KNOWLEDGE_BASE))
 RAW = json.loads((KNOWLEDGE_BASE / "section_facts.json").read_text(encoding="utf-8"))
 VERSIONS = {"0.3.1", "0.5.1", "0.6.0", "main"}
 BRIDGE = Path(os.environ.get("AUTORECIPE_MIRRORS", "/work/.mirror")) / "NVIDIA-NeMo+Megatron-Bridge" / "repo"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from importlib import metadata
 
 import typer
@@ -53,12 +54,19 @@ for module in COMMAND_MODULES:
     module.register(app)
 
 
+def user_language(environ: Mapping[str, str]) -> str:
+    """The CLI user's language from the locale (LC_ALL, LC_MESSAGES, LANG): "zh" for a Chinese one, else "en".
+    A flag's error has no question to take the language from."""
+    locale = next((environ[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(k)), "")
+    return "zh" if locale.lower().startswith("zh") else "en"
+
+
 def main() -> None:
     """Entry point: a UserError prints its message (exit 2); nothing prints a traceback unless debugging."""
     try:
         app()
     except UserError as error:
-        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+        typer.secho(f"error: {error.in_language(user_language(os.environ))}", fg=typer.colors.RED, err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -25,7 +24,6 @@ from assistant.records import RecipeRecord
 
 log = logging.getLogger(__name__)
 
-GUIDE_DIR = Path(__file__).resolve().parents[1] / "knowledge_base" / "guide"
 PROGRESS_EVERY_S = 0.5
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 AnswerResult = Annotated[CallToolResult, Answer]  # output schema: the Answer record `ask --json` prints
@@ -458,7 +456,16 @@ def _estimate_text(data: dict[str, Any]) -> str:
 
 
 def _guide_pages() -> list[tuple[str, str]]:
-    return sorted((d.name, f.stem) for d in GUIDE_DIR.iterdir() if d.is_dir() for f in d.glob("*.md"))
+    # deferred, as the other answer-stack imports here: the server lists its tools first
+    from assistant.kb import knowledge_base
+
+    return knowledge_base().guide_pages()
+
+
+def _guide_text(lang: str, page: str) -> str:
+    from assistant.kb import knowledge_base  # deferred (see _guide_pages)
+
+    return knowledge_base().guide_page(lang, page)
 
 
 def _register_resources(server: MCPServer) -> None:
@@ -487,7 +494,7 @@ def _register_resources(server: MCPServer) -> None:
                 f"no guide page {lang}/{page}; pages: "
                 f"{', '.join(p for lg, p in _guide_pages() if lg == 'en')}"
             )
-        return (GUIDE_DIR / lang / f"{page}.md").read_text(encoding="utf-8")
+        return _guide_text(lang, page)
 
     # lazy: the MCP SDK loads only on this path (start-up time)
     from mcp.server.mcpserver.resources import FunctionResource
@@ -507,7 +514,7 @@ def _register_resources(server: MCPServer) -> None:
     for lang, page in _guide_pages():
         server.add_resource(
             FunctionResource.from_function(
-                fn=lambda lang=lang, page=page: (GUIDE_DIR / lang / f"{page}.md").read_text(encoding="utf-8"),
+                fn=lambda lang=lang, page=page: _guide_text(lang, page),
                 uri=f"autorecipe://guide/{lang}/{page}",
                 name=f"guide-{lang}-{page}",
                 mime_type="text/markdown",

@@ -217,6 +217,10 @@ MESSAGES: dict[str, str] = {
         "write the GPU or node count as a plain number (e.g. 1024 H100), not as a power or an exponent"
     ),
     "bounds.seq_len": "the sequence length must be between 1 and {limit:,} (2^24) tokens, got {got:,}",
+    "bounds.top_k": "--top-k must be between 1 and {limit}, got {got}",
+    "bounds.tokens": "--tokens must be a positive number of tokens no larger than {limit:.0e}, got {got}",
+    "bounds.batch_line_size": "the line is {size:,} bytes; a batch line is at most {limit:,}",
+    "bounds.batch_line_utf8": "the line is not UTF-8 text ({reason} at byte {at})",
     "version_resolve.unknown": (
         "Megatron-Bridge {raw} is not bundled (bundled: {listed}). To answer for your own checkout, "
         "index it: `{index_hint} PATH_TO_CHECKOUT --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` "

@@ -178,6 +178,10 @@ MESSAGES: dict[str, str] = {
         "请用普通数字写出 GPU 或节点数量（例如 1024 张 H100），不要写成乘方或科学计数法"
     ),
     "bounds.seq_len": "序列长度必须在 1 到 {limit:,}（2^24）之间，收到的是 {got:,}",
+    "bounds.top_k": "--top-k 必须在 1 到 {limit} 之间，收到的是 {got}",
+    "bounds.tokens": "--tokens 必须是不超过 {limit:.0e} 的正数（token 数），收到的是 {got}",
+    "bounds.batch_line_size": "该行有 {size:,} 字节；批处理的一行最多 {limit:,} 字节",
+    "bounds.batch_line_utf8": "该行不是 UTF-8 文本（第 {at} 字节处：{reason}）",
     "version_resolve.unknown": (
         "没有内置 Megatron-Bridge {raw} 的配方目录（内置：{listed}）。如需针对你自己的代码，请先运行 "
         "`{index_hint} 代码路径 --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` 建立目录（CATALOG_DIR "
