@@ -13,7 +13,7 @@ import pytest
 from assistant.catalog import load_catalog
 from assistant.errors import UserError
 from evals.metrics import VersionFacts, build_launcher_parser, check_command, launcher_argv
-from tests.conftest import BRIDGE_GIT, REPO
+from tests.conftest import BRIDGE_GIT, MCORE_GIT, REPO
 from ui.skill_export import (
     EVALS_FILE,
     INDEX_FILE,
@@ -211,12 +211,15 @@ def test_cli_exports_and_refuses_bad_input(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.mirror
+@pytest.mark.mirror("AUTORECIPE_BRIDGE_GIT", "AUTORECIPE_MCORE_GIT")
 def test_from_a_checkout_matches_the_bundled_catalog(tmp_path):
-    from ingest.catalog_build import materialise
+    """With the Megatron-Core facts its release pins, as the bundled build reads them: DeepSeek-V4's
+    CUDA-graph default on GB200 is Megatron-Core's to decide, and its estimate follows."""
+    from ingest.catalog_build import materialise, pinned_mcore
 
     commit = materialise(BRIDGE_GIT, "v0.6.0", tmp_path / "tree")
-    catalog = catalog_from_source(tmp_path / "tree", "0.6.0")
+    mcore = pinned_mcore(BRIDGE_GIT, "v0.6.0", MCORE_GIT)
+    catalog = catalog_from_source(tmp_path / "tree", "0.6.0", mcore=mcore)
     files = render_skill(catalog, "en")
     bundled = render_skill(load_catalog("0.6.0"), "en")
     assert _index_rows(files[INDEX_FILE]) == _index_rows(bundled[INDEX_FILE])

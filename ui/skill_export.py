@@ -15,7 +15,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.compose import checklist, pasteable
 from assistant.errors import UserError
@@ -28,6 +28,9 @@ from assistant.rules.classify import classify
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import build_config
 from assistant.rules.findings import render_value
+
+if TYPE_CHECKING:  # the type only: importing the extractor costs the export's start-up time
+    from ingest.recipes.interpreter import McoreFacts
 from assistant.rules.validate import has_errors, validate
 
 SKILL_FILE = "SKILL.md"
@@ -815,8 +818,10 @@ def write_skill(files: dict[str, str], out: Path) -> Path:
     return out
 
 
-def catalog_from_source(path: Path, version: str | None) -> Catalog:
-    """The catalog of any Megatron-Bridge checkout or wheel, by the extractor `recipes index` uses."""
+def catalog_from_source(path: Path, version: str | None, mcore: McoreFacts | None = None) -> Catalog:
+    """The catalog of any Megatron-Bridge checkout or wheel, by the extractor `recipes index` uses. Without
+    the facts of the Megatron-Core commit it pins (`mcore`), defaults that Megatron-Core decides per GPU (the
+    CUDA-graph implementation of some recipes) stay unresolved, and so do the estimates that read them."""
     # deferred: only this export path needs it (start-up time of `skill export`)
     from assistant.catalog import source_version
     from assistant.records import CatalogSource
@@ -829,7 +834,7 @@ def catalog_from_source(path: Path, version: str | None) -> Catalog:
         raise UserError(str(error)) from error
     label = version or (source_version(path) if path.is_dir() else None) or "unknown"
     source = CatalogSource(kind=tree.kind, ref=str(path), commit=_head_commit(path))  # type: ignore[arg-type]
-    return build_catalog(tree, label, source)
+    return build_catalog(tree, label, source, mcore=mcore)
 
 
 def _head_commit(path: Path) -> str | None:
