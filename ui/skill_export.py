@@ -28,10 +28,10 @@ from assistant.rules.classify import classify
 from assistant.rules.commands import choose_dataset, commands
 from assistant.rules.config import build_config
 from assistant.rules.findings import render_value
+from assistant.rules.validate import has_errors, validate
 
 if TYPE_CHECKING:  # the type only: importing the extractor costs the export's start-up time
     from ingest.recipes.interpreter import McoreFacts
-from assistant.rules.validate import has_errors, validate
 
 SKILL_FILE = "SKILL.md"
 INDEX_FILE = "references/recipe-index.md"
