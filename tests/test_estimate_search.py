@@ -16,7 +16,7 @@ from assistant.planning.search import (
     rank_with_ties,
     roomiest_first,
     search_layouts,
-    without_idle_context_parallel,
+    without_idle_splits,
 )
 from assistant.records import Cluster, ModelArch
 from assistant.rules.config import EffectiveConfig
@@ -262,7 +262,7 @@ def test_context_parallel_that_buys_nothing_is_not_proposed() -> None:
 
     ranked = search_layouts(LLAMA3_70B, cluster, **common)
     assert not twins(ranked)
-    kept = without_idle_context_parallel(ranked, band)
+    kept = without_idle_splits(ranked, band)
     assert kept == ranked  # idempotent on the search's own output
     # Built by hand: a CP2 layout faster than its CP1 twin by more than the band stays.
     base = next(r for r in ranked if r.plan.cp == 1)
@@ -275,8 +275,33 @@ def test_context_parallel_that_buys_nothing_is_not_proposed() -> None:
         }
     )
     same = faster.model_copy(update={"throughput": base.throughput})
-    assert faster in without_idle_context_parallel([base, faster], band)
-    assert without_idle_context_parallel([base, same], band) == [base]
+    assert faster in without_idle_splits([base, faster], band)
+    assert without_idle_splits([base, same], band) == [base]
+
+
+def test_tensor_parallel_under_megatron_fsdp_that_buys_nothing_is_not_proposed() -> None:
+    """Under Megatron-FSDP a TP>1 layout whose half-TP twin fits and is as fast is dropped: on 64 H100s
+    (Llama 3 70B, FP8-CS, as Bridge's perf table runs it) the FSDP TP2/TP4 twins used to push the published
+    TP4 PP8 out of the top 5. Without FSDP a larger TP is kept: it also shards the weights."""
+    cluster = Cluster(num_gpus=64, gpu_type="h100")
+    kb = knowledge_base()
+    band = kb.calibration.median_error
+    ranked = search_layouts(LLAMA3_70B, cluster, seq_length=8192, global_batch_size=256, precision="fp8_cs",
+                            top_k=10_000, grad_reduce_in_fp32=False, kb=kb)  # fmt: skip
+    layouts = [(r.plan.tp, r.plan.pp, r.plan.cp, r.plan.ep, r.fsdp) for r in ranked]
+    fsdp_tps = sorted(r.plan.tp for r in ranked if r.fsdp and r.plan.pp == 1 and r.plan.cp == 1)
+    assert fsdp_tps and fsdp_tps[0] == 1 and 2 not in fsdp_tps  # TP2 FSDP was a twin of TP1 FSDP
+    assert (4, 8, 1, 1, False) in layouts[:5]
+    base = next(r for r in ranked if r.fsdp and r.plan.tp == 1)
+    doubled = base.model_copy(update={"plan": base.plan.model_copy(update={"tp": 2})})
+    assert without_idle_splits([base, doubled], band) == [base]
+    faster = doubled.model_copy(
+        update={"throughput": base.throughput.model_copy(
+            update={"tokens_per_sec_per_gpu": base.throughput.tokens_per_sec_per_gpu * (1 + 2 * band)})}
+    )  # fmt: skip
+    assert faster in without_idle_splits([base, faster], band)
+    plain, plain_tp2 = (x.model_copy(update={"fsdp": False}) for x in (base, doubled))
+    assert without_idle_splits([plain, plain_tp2], band) == [plain, plain_tp2]
 
 
 def test_block_scaled_precisions_use_megatron_fsdp_only_when_nothing_else_fits() -> None:

@@ -468,7 +468,7 @@ def search_layouts(
         max_tp=max_tp,
     ):
         _try_recompute(arch, plan, hardware, run, calibration, overheads, best)
-    candidates = without_idle_context_parallel([item[1] for item in best.values()], calibration.median_error)
+    candidates = without_idle_splits([item[1] for item in best.values()], calibration.median_error)
     found = fsdp_only_as_last_resort(candidates, precision)
     layouts = rank_with_ties(found, calibration.median_error)[:top_k]
     explained = [_explain(i, x, layouts[0], calibration.median_error) for i, x in enumerate(layouts)]
@@ -481,19 +481,29 @@ def search_layouts(
     return explained
 
 
-def without_idle_context_parallel(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:
-    """Drop a CP>1 layout when the same layout with half the CP fits and is no slower beyond `tie_band`:
-    context parallelism then adds a ring exchange on every layer and buys nothing the estimate can see (it
-    exists to fit long sequences), and listing both would fill the top of the ranking with twins."""
+def without_idle_splits(layouts: list[RankedLayout], tie_band: float) -> list[RankedLayout]:
+    """Drop a layout when its twin with half the split fits and is no slower beyond `tie_band`; listing both
+    would fill the top of the ranking with twins that the estimate cannot tell apart. Two splits buy only
+    memory the twin already shows it does not need:
+    - context parallelism (CP>1) adds a ring exchange on every layer; it exists to fit long sequences;
+    - tensor parallelism under Megatron-FSDP (TP>1), which already shards weights, gradients and optimizer
+      state over every data-parallel rank, so TP only trims activations and adds its per-sublayer exchange."""
 
-    def key(layout: RankedLayout, cp: int) -> tuple:
-        return (layout.plan.tp, layout.plan.pp, cp, layout.plan.ep, layout.fsdp)
+    def key(layout: RankedLayout, tp: int, cp: int) -> tuple:
+        return (tp, layout.plan.pp, cp, layout.plan.ep, layout.fsdp)
 
-    speed = {key(x, x.plan.cp): x.throughput.tokens_per_sec_per_gpu for x in layouts}
+    speed = {key(x, x.plan.tp, x.plan.cp): x.throughput.tokens_per_sec_per_gpu for x in layouts}
+
+    def twins(layout: RankedLayout) -> list[tuple]:
+        plan = layout.plan
+        halves = [key(layout, plan.tp, plan.cp // 2)] if plan.cp > 1 else []
+        if layout.fsdp and plan.tp > 1:
+            halves.append(key(layout, plan.tp // 2, plan.cp))
+        return halves
 
     def idle(layout: RankedLayout) -> bool:
-        smaller = speed.get(key(layout, layout.plan.cp // 2)) if layout.plan.cp > 1 else None
-        return smaller is not None and smaller >= layout.throughput.tokens_per_sec_per_gpu * (1 - tie_band)
+        floor = layout.throughput.tokens_per_sec_per_gpu * (1 - tie_band)
+        return any(speed.get(twin, 0.0) >= floor for twin in twins(layout))
 
     return [x for x in layouts if not idle(x)]
 
