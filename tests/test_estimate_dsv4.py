@@ -29,22 +29,39 @@ from assistant.settings import KNOWLEDGE_BASE
 
 FLASH_FILE = KNOWLEDGE_BASE / "models" / "deepseek-ai__DeepSeek-V4-Flash.json"
 FLASH = ModelArch(**json.loads(FLASH_FILE.read_text()))
+PRO_FILE = KNOWLEDGE_BASE / "models" / "deepseek-ai__DeepSeek-V4-Pro.json"
+PRO = ModelArch(**json.loads(PRO_FILE.read_text()))
 HW = load_hardware(json.loads((KNOWLEDGE_BASE / "hardware.json").read_text()))
 
 
-def _flash_by_hand() -> int:
+def _by_hand(
+    h: int, heads: int, q_lora: int, groups: int, experts: int, ffn: int, kinds: tuple[int, int, int]
+) -> int:
     """The count written out from the module constructors (deepseek_v4_hybrid_attention.py, csa.py,
-    hyper_connection.py, transformer_block.py at 89ad096), independent of shapes.py."""
-    h, heads, v, q_lora, groups, o_lora, n = 4096, 64, 512, 1024, 8, 1024, 4
+    hyper_connection.py, transformer_block.py at 89ad096), independent of shapes.py. Flash and Pro share
+    v 512, o_lora 1024, a 64 x 128 indexer, 4 residual streams, top-6 routing and one shared expert;
+    `kinds` is (window-only, CSA, HCA) layers: ratios 0, 4, 128."""
+    v, o_lora, n = 512, 1024, 4
+    window, csa, hca = kinds
     base = h * q_lora + q_lora * heads * v + h * v + q_lora + v + heads \
         + groups * o_lora * (heads * v // groups) + groups * o_lora * h  # fmt: skip
-    csa = (2 * h * 2 * v + 4 * 2 * v + v) + (q_lora * 64 * 128 + h * 64 + 2 * h * 2 * 128 + 4 * 2 * 128 + 128)
-    hca = 2 * h * v + 128 * v + v
+    compressor4 = 2 * h * 2 * v + 4 * 2 * v + v  # overlapping 4x windows: coff 2
+    indexer = q_lora * 64 * 128 + h * 64 + 2 * h * 2 * 128 + 4 * 2 * 128 + 128  # wq_b, weights, compressor
+    csa_extra = compressor4 + indexer
+    hca_extra = 2 * h * v + 128 * v + v
     hc = n * h * 24 + 3 + 24  # mapping_proj (n·h -> n² + 2n), three alphas, the static bias
-    moe = 256 * h + 256 * 3 * h * 2048 + 3 * h * 2048  # router, 256 SwiGLU experts, the shared expert
+    moe = experts * h + experts * 3 * h * ffn + 3 * h * ffn  # router, SwiGLU experts, the shared expert
     layer = base + 2 * h + 2 * hc + moe  # two pre-norms and two hyper-connections per layer
-    layers = 43 * layer + 21 * csa + 20 * hca  # ratios [0,0,4] + [128,4]*20 + [0]: 21 CSA, 20 HCA
+    layers = (window + csa + hca) * layer + csa * csa_extra + hca * hca_extra
     return layers + 2 * 129280 * h + h + n * n * h + n + 1  # untied embeddings, final norm, hc_head
+
+
+def _flash_by_hand() -> int:
+    return _by_hand(4096, 64, 1024, 8, 256, 2048, (2, 21, 20))  # [0,0,4] + [128,4]*20 + [0]
+
+
+def _pro_by_hand() -> int:
+    return _by_hand(7168, 128, 1536, 16, 384, 3072, (0, 30, 31))  # [128,128,4] + [128,4]*29 + [0]
 
 
 def test_flash_parameter_count_is_the_one_its_dimensions_give() -> None:
@@ -52,6 +69,35 @@ def test_flash_parameter_count_is_the_one_its_dimensions_give() -> None:
     assert _flash_by_hand() == 284_332_230_231
     assert total_params(dims_of(FLASH)) == _flash_by_hand()
     assert FLASH.total_params == _flash_by_hand()
+
+
+def test_pro_parameter_count_is_the_one_its_dimensions_give() -> None:
+    """Pro's dimensions (Megatron-LM dev deepseek_v4_pro/gb300 recipe) give 1,572.997B total and 49.779B
+    active without the MTP layer: DeepSeek's model card says '1.6T parameters (49B activated)', so the
+    count is within 2% of both (-1.7%, +1.6%)."""
+    assert _pro_by_hand() == 1_572_997_179_491
+    assert total_params(dims_of(PRO)) == _pro_by_hand()
+    assert PRO.total_params == _pro_by_hand()
+    routed_off = 61 * (384 - 6) * 3 * 7168 * 3072  # every layer's experts that a token does not visit
+    assert PRO.active_params == _pro_by_hand() - routed_off
+    assert PRO.total_params == pytest.approx(1.6e12, rel=0.02)
+    assert PRO.active_params == pytest.approx(49e9, rel=0.02)
+
+
+def test_pro_layers_by_compress_ratio() -> None:
+    """Unlike Flash, Pro's first two layers are heavily compressed (128), not window-only."""
+    kinds = layer_kinds(PRO)
+    assert kinds == "HHC" + "HC" * 29
+    mix = mix_of(kinds)
+    assert (mix.attn, mix.moe, mix.csa, mix.hca, mix.mlp) == (61, 61, 30, 31, 0)
+    assert dims_of(PRO).mtp_block == "X"  # the 62nd ratio (0) is the MTP layer's
+
+
+def test_pro_count_barely_depends_on_the_indexer_width() -> None:
+    """The indexer (64 heads of 128) is a small share: halving or doubling it moves the total < 0.1%."""
+    for heads, dim in ((32, 128), (128, 128), (64, 64)):
+        other = PRO.model_copy(update={"dsa_indexer_n_heads": heads, "dsa_indexer_head_dim": dim})
+        assert total_params(dims_of(other)) == pytest.approx(_pro_by_hand(), rel=1e-3)
 
 
 def test_flash_layers_by_compress_ratio() -> None:
@@ -117,3 +163,11 @@ def test_a_flash_recipe_layout_is_estimated() -> None:
                   num_gpus=128)  # fmt: skip
     est = estimate_memory(FLASH, layout, HW["gb200"], RunSettings(seq_length=4096, recompute="selective"))
     assert est.breakdown.params > 0 and est.breakdown.activations > 0
+
+
+def test_the_pro_32_gpu_library_layout_is_estimated_not_to_fit() -> None:
+    """The 32-GPU library layout (TP1 PP4 EP8) holds 1.57T weights on 32 GPUs: weights, gradients and
+    Adam states alone are several times a GB300's memory."""
+    small = Plan(tp=1, pp=4, vp=None, cp=1, ep=8, etp=1, sp=False, dp=8, mbs=1, gbs=128, ga=16, num_gpus=32)
+    est = estimate_memory(PRO, small, HW["gb300"], RunSettings(seq_length=4096, recompute="selective"))
+    assert not est.fits and est.peak_bytes > 2 * est.usable_bytes

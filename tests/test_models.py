@@ -37,6 +37,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "Qwen/Qwen3-30B-A3B": (30.5, 3.3, "Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"),
     "Qwen/Qwen3-235B-A22B": (235.0, 22.0, "Qwen3-235B-A22B model card: 235B total, 22B activated"),
     "deepseek-ai/DeepSeek-V3": (671.0, 37.0, "DeepSeek-V3 card: 671B total, 37B activated, MTP excluded"),
+    "deepseek-ai/DeepSeek-V4-Pro": (1600.0, 49.0, "DeepSeek-V4-Pro card: 1.6T total, 49B activated"),
     "deepseek-ai/DeepSeek-V2": (236.0, 21.0, "DeepSeek-V2 card: 236B total, 21B activated"),
     "google/gemma-2-9b": (9.24, None, "HF safetensors total 9.24B"),
     "google/gemma-2-27b": (27.2, None, "HF safetensors total 27.2B"),
