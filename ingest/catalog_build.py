@@ -120,6 +120,24 @@ def pinned_mcore(git_dir: Path, ref: str, mcore_git: Path | None) -> McoreFacts 
     return mcore_facts(commit, *texts)
 
 
+def checkout_mcore(path: Path, mcore_git: Path | None) -> McoreFacts | None:
+    """Facts of the Megatron Core a Megatron-Bridge checkout pins: from its checked-out submodule when it is
+    there, else from the Megatron-LM mirror at the commit the checkout's git records; None without either
+    (a wheel, or a plain tree with no mirror)."""
+    submodule = path / MCORE_SUBMODULE
+    files = [submodule / name for name in (TRANSFORMER_CONFIG, MODEL_PARALLEL_CONFIG, ENUMS)]
+    if all(file.is_file() for file in files):
+        entry = _git(path, "ls-tree", "HEAD", MCORE_SUBMODULE).split() if (path / ".git").exists() else []
+        commit = entry[2] if len(entry) >= 3 else "unknown"
+        return mcore_facts(commit, *(file.read_text() for file in files))
+    if mcore_git is None or not (path / ".git").exists():
+        return None
+    try:
+        return pinned_mcore(path, "HEAD", mcore_git)
+    except subprocess.CalledProcessError:
+        return None
+
+
 def _git(git_dir: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(git_dir), *args], capture_output=True, text=True, check=True

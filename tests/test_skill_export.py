@@ -4,6 +4,7 @@ parses with the version's own launcher, and every index row repeats the catalog'
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -226,6 +227,48 @@ def test_from_a_checkout_matches_the_bundled_catalog(tmp_path):
     assert commit == load_catalog("0.6.0").source.commit
     with pytest.raises(UserError):
         catalog_from_source(tmp_path / "missing", None)
+
+
+@pytest.mark.mirror("AUTORECIPE_BRIDGE_GIT", "AUTORECIPE_MCORE_GIT")
+def test_cli_from_a_checkout_reads_the_megatron_core_it_pins(tmp_path):
+    """`skill export --from` finds the pinned Megatron-Core by itself: in a checked-out submodule, else
+    through --mcore-git at the commit the checkout's git records; with neither it warns that CUDA-graph
+    defaults stay unresolved."""
+    from ingest.catalog_build import MCORE_SUBMODULE, checkout_mcore, materialise, pinned_mcore
+    from ingest.recipes.mcore import ENUMS, MODEL_PARALLEL_CONFIG, TRANSFORMER_CONFIG
+
+    tree = tmp_path / "tree"
+    materialise(BRIDGE_GIT, "v0.6.0", tree)
+    pinned = pinned_mcore(BRIDGE_GIT, "v0.6.0", MCORE_GIT)
+    assert pinned is not None and checkout_mcore(tree, MCORE_GIT) is None  # a plain tree names no commit
+    env = {k: v for k, v in os.environ.items() if k != "AUTORECIPE_MCORE_GIT"}
+
+    def export(out: str) -> subprocess.CompletedProcess:
+        argv = ["skill", "export", "--from", str(tree), "--version", "0.6.0", "--out", str(tmp_path / out)]
+        return subprocess.run([sys.executable, "-m", "ui.cli", *argv], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+
+    plain = export("plain")
+    assert plain.returncode == 0 and "CUDA-graph" in plain.stderr, plain.stderr
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    gitlink = f"160000,{pinned.commit},{MCORE_SUBMODULE}"
+    subprocess.run([*git, "update-index", "--add", "--cacheinfo", gitlink], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "pin"], check=True)
+    assert checkout_mcore(tree, MCORE_GIT) == pinned
+    assert checkout_mcore(tree, None) is None
+    for name in (TRANSFORMER_CONFIG, MODEL_PARALLEL_CONFIG, ENUMS):
+        target = tree / MCORE_SUBMODULE / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shown = subprocess.run(["git", "-C", str(MCORE_GIT), "show", f"{pinned.commit}:{name}"],
+                               capture_output=True, text=True, check=True)  # fmt: skip
+        target.write_text(shown.stdout)
+    assert checkout_mcore(tree, None) == pinned
+    done = export("skill")
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    bundled = render_skill(load_catalog("0.6.0"), "en")[INDEX_FILE]
+    assert _index_rows((tmp_path / "skill" / INDEX_FILE).read_text()) == _index_rows(bundled)
 
 
 def test_a_self_check_recorded_in_the_catalog_is_used_as_recorded():

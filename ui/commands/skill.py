@@ -19,13 +19,28 @@ def export(
     source: Path = typer.Option(
         None, "--from", help="A Megatron-Bridge checkout or wheel instead of a bundled one."
     ),
+    mcore_git: Path = typer.Option(
+        None, "--mcore-git", help="Megatron-LM git dir for a checkout's pinned core."
+    ),
 ) -> None:
     """Write SKILL.md, references/recipe-index.md and evals/evals.json for one version."""
     # deferred: only this command loads it, so the CLI's other commands start fast
     from assistant.catalog import load_catalog
+    from ingest.catalog_build import checkout_mcore, mcore_git_dir
     from ui.skill_export import catalog_from_source, render_skill, write_skill
 
-    catalog = catalog_from_source(source, version) if source is not None else load_catalog(version)
+    if source is None:
+        catalog = load_catalog(version)
+    else:
+        mcore = checkout_mcore(source, mcore_git_dir(mcore_git))
+        if mcore is None:
+            typer.echo(
+                f"warning: no Megatron-Core source for {source} (no checked-out 3rdparty/Megatron-LM, and no "
+                "--mcore-git with a git checkout): defaults Megatron-Core decides, such as some recipes' "
+                "CUDA-graph implementation, stay unresolved, and so do the estimates that read them",
+                err=True,
+            )
+        catalog = catalog_from_source(source, version, mcore=mcore)
     written = write_skill(render_skill(catalog, lang), out)
     typer.echo(f"wrote {written}: Megatron-Bridge {catalog.version} skill ({lang})")
 
