@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from importlib import metadata
 
 import typer
 
 from assistant.errors import UserError
+from assistant.messages import user_language
 from ui.commands import (
     assistant_cmds,
     check_plan,
@@ -52,13 +52,6 @@ COMMAND_MODULES = (
 )  # fmt: skip
 for module in COMMAND_MODULES:
     module.register(app)
-
-
-def user_language(environ: Mapping[str, str]) -> str:
-    """The CLI user's language from the locale (LC_ALL, LC_MESSAGES, LANG): "zh" for a Chinese one, else "en".
-    A flag's error has no question to take the language from."""
-    locale = next((environ[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(k)), "")
-    return "zh" if locale.lower().startswith("zh") else "en"
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ needs no package data for them. A third language is one more module beside these
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,3 +48,10 @@ def words(lang: str, key: str, /, **params: Any) -> str:
     value that is itself a Message or Localized is put in words in the same language."""
     filled = {k: v.render(lang) if isinstance(v, Message | Localized) else v for k, v in params.items()}
     return CATALOGS["zh" if lang == "zh" else "en"][key].format(**filled)
+
+
+def user_language(environ: Mapping[str, str]) -> str:
+    """The CLI user's language from the locale (LC_ALL, LC_MESSAGES, LANG): "zh" for a Chinese one, else "en".
+    A flag's or a batch line's error has no question to take the language from."""
+    locale = next((environ[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(k)), "")
+    return "zh" if locale.lower().startswith("zh") else "en"

@@ -221,6 +221,10 @@ MESSAGES: dict[str, str] = {
     "bounds.tokens": "--tokens must be a positive number of tokens no larger than {limit:.0e}, got {got}",
     "bounds.batch_line_size": "the line is {size:,} bytes; a batch line is at most {limit:,}",
     "bounds.batch_line_utf8": "the line is not UTF-8 text ({reason} at byte {at})",
+    "bounds.batch_line_json": "line {number}: not JSON ({reason})",
+    "bounds.batch_line_ask_shape": 'each line needs {{"id", "question", "version"}} with a string question',
+    "bounds.batch_line_estimate_shape": 'line {number}: expected {{"id": ..., "args": [...]}}',
+    "bounds.batch_nested": "line {number}: --batch cannot be nested",
     "version_resolve.unknown": (
         "Megatron-Bridge {raw} is not bundled (bundled: {listed}). To answer for your own checkout, "
         "index it: `{index_hint} PATH_TO_CHECKOUT --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` "

@@ -182,6 +182,10 @@ MESSAGES: dict[str, str] = {
     "bounds.tokens": "--tokens 必须是不超过 {limit:.0e} 的正数（token 数），收到的是 {got}",
     "bounds.batch_line_size": "该行有 {size:,} 字节；批处理的一行最多 {limit:,} 字节",
     "bounds.batch_line_utf8": "该行不是 UTF-8 文本（第 {at} 字节处：{reason}）",
+    "bounds.batch_line_json": "第 {number} 行不是 JSON（{reason}）",
+    "bounds.batch_line_ask_shape": '每行需要 {{"id", "question", "version"}}，且 question 为字符串',
+    "bounds.batch_line_estimate_shape": '第 {number} 行应为 {{"id": ..., "args": [...]}}',
+    "bounds.batch_nested": "第 {number} 行：--batch 不能嵌套",
     "version_resolve.unknown": (
         "没有内置 Megatron-Bridge {raw} 的配方目录（内置：{listed}）。如需针对你自己的代码，请先运行 "
         "`{index_hint} 代码路径 --version X.Y.Z --out CATALOG_DIR/X.Y.Z.json` 建立目录（CATALOG_DIR "

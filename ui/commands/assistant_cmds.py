@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from rich.markdown import Markdown
 
 from assistant.bounds import batch_line, valid_text
 from assistant.errors import UserError
+from assistant.messages import user_language
 from assistant.settings import get_settings
 
 
@@ -21,6 +23,18 @@ def _answer_json(question: str, version: str | None, lang: str) -> dict:
     from assistant.service import ask
 
     return ask(question, version=version, lang=lang).to_json()
+
+
+def _line_language(row: object) -> str:
+    """The language of a batch line's error: the line's own `lang`, else its question's, else the locale's."""
+    # deferred: only a failing batch line needs the language detector
+    from assistant.understand import detect_language
+
+    if isinstance(row, dict) and row.get("lang") in ("en", "zh"):
+        return str(row["lang"])
+    if isinstance(row, dict) and isinstance(row.get("question"), str):
+        return detect_language(row["question"])
+    return user_language(os.environ)
 
 
 def _batch(path: Path) -> None:
@@ -35,15 +49,19 @@ def _batch(path: Path) -> None:
             continue
         row = None
         try:
-            row = json.loads(batch_line(raw))
+            try:
+                row = json.loads(batch_line(raw))
+            except json.JSONDecodeError as error:
+                raise UserError.keyed("bounds.batch_line_json", number=number, reason=error.msg) from error
             if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-                raise ValueError('each line needs {"id", "question", "version"} with a string question')
+                raise UserError.keyed("bounds.batch_line_ask_shape")
             payload = _answer_json(row["question"], row.get("version"), row.get("lang", "auto"))
             payload["id"] = row.get("id")
         except (ValueError, UserError) as error:
             failures += 1
             row_id = row.get("id") if isinstance(row, dict) else None
-            payload = {"id": row_id, "line": number, "error": str(error)}
+            said = error.in_language(_line_language(row)) if isinstance(error, UserError) else str(error)
+            payload = {"id": row_id, "line": number, "error": said}
         typer.echo(valid_text(json.dumps(payload, ensure_ascii=False))[0])  # an id may hold a lone surrogate
     if failures:
         typer.secho(f"{failures} line(s) could not be answered; see their 'error'", fg="yellow", err=True)

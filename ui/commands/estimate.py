@@ -7,6 +7,7 @@ accepts exactly what the command accepts.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache
@@ -20,6 +21,7 @@ from assistant.errors import UserError
 from assistant.estimate.features import features_from_fields
 from assistant.estimate.run import PipelineSplit
 from assistant.kb import knowledge_base
+from assistant.messages import user_language
 from assistant.records import Cluster, ModelArch, RecipeRecord
 from assistant.rules.versions import DEFAULT_VERSION
 from assistant.spec_input import load_spec
@@ -150,7 +152,7 @@ def estimate(
         as_json=as_json, overrides=tuple(overrides or ()),
     )  # fmt: skip
     if args.batch:
-        for line in run_batch(args.batch):
+        for line in run_batch(args.batch, user_language(os.environ)):
             typer.echo(json.dumps(line))
         return
     result = run_estimate(args)
@@ -191,8 +193,8 @@ def parse_args(argv: list[str]) -> EstimateArgs:
 # ---------------------------------------------------------------- the work
 
 
-def run_batch(path: Path) -> list[dict[str, Any]]:
-    """Each line's estimate plus its id; a bad line yields {"id", "error"} and the batch goes on."""
+def run_batch(path: Path, lang: str = "en") -> list[dict[str, Any]]:
+    """Each line's estimate plus its id; a bad line yields {"id", "error"} in `lang` and the batch goes on."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as error:
@@ -201,18 +203,21 @@ def run_batch(path: Path) -> list[dict[str, Any]]:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
+        item = None
         try:
-            item = json.loads(raw)
+            try:
+                item = json.loads(raw)
+            except json.JSONDecodeError as error:
+                raise UserError.keyed("bounds.batch_line_json", number=number, reason=error.msg) from error
             if not isinstance(item, dict) or not isinstance(item.get("args"), list):
-                raise UserError(f'line {number}: expected {{"id": ..., "args": [...]}}')
+                raise UserError.keyed("bounds.batch_line_estimate_shape", number=number)
             args = parse_args([str(a) for a in item["args"]])
             if args.batch:
-                raise UserError(f"line {number}: --batch cannot be nested")
+                raise UserError.keyed("bounds.batch_nested", number=number)
             out.append({"id": item.get("id"), **run_estimate(args)})
-        except json.JSONDecodeError as error:
-            out.append({"id": None, "error": f"line {number}: not JSON ({error.msg})"})
         except UserError as error:
-            out.append({"id": item.get("id") if isinstance(item, dict) else None, "error": str(error)})
+            row_id = item.get("id") if isinstance(item, dict) else None
+            out.append({"id": row_id, "error": error.in_language(lang)})
     return out
 
 
