@@ -55,6 +55,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "allenai/OLMoE-1B-7B-0924": (6.9, 1.3, "OLMoE paper/card: 6.9B total, 1.3B active"),
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, "Qwen3-Next card: 80B total"),
     "MiniMaxAI/MiniMax-M3": (428.0, None, "Megatron-Bridge docs minimax-m3.md: 428B total"),
+    "LGAI-EXAONE/K-EXAONE-236B-A23B": (236.0, 23.0, "K-EXAONE card: 236B total, 23B activated"),
     "mistralai/Ministral-3-3B-Instruct-2512": (3.4, None, "Ministral 3 3B card: 3.4B language model"),
     "mistralai/Ministral-3-8B-Instruct-2512": (8.4, None, "Ministral 3 8B card: 8.4B language model"),
     "mistralai/Ministral-3-14B-Instruct-2512": (13.5, None, "Ministral 3 14B card: 13.5B language model"),
@@ -517,6 +518,21 @@ def test_kimi_k2_5_language_model_is_the_kimi_k2_backbone() -> None:
     assert count_parameters(k25) == (k25.total_params, k25.active_params)
     assert _billions(k25.active_params) == pytest.approx(32.86, rel=0.01)
     assert _billions(k25.total_params) == pytest.approx(1040.0, rel=0.02)
+
+
+def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
+    """K-EXAONE-236B-A23B's card gives 236B total and 234B without embeddings; with its dense MTP layer
+    the checkpoint holds 237.1B. By hand: 47 MoE layers of 128 experts of 3 x 6144 x 2048 are 227.1B, the
+    untied 153,600 x 6,144 embedding and output 1.89B, so tying them would miss the card's 2B gap."""
+    arch = load_model_arch("LGAI-EXAONE/K-EXAONE-236B-A23B", kb=knowledge_base())
+    assert arch is not None and not arch.tied_embeddings and arch.mtp_num_layers is None
+    routed = 47 * 128 * 3 * 6144 * 2048
+    assert routed == pytest.approx(227.1e9, rel=0.001)
+    embeddings = 2 * arch.vocab_size * arch.hidden_size
+    assert _billions(arch.total_params - embeddings) == pytest.approx(234.0, rel=0.005)
+    h, q, kv = 6144, 64 * 128, 2 * 8 * 128
+    mtp = h * (q + kv) + q * h + 3 * h * 18432 + 2 * h * h  # attention, dense FFN, eh_proj (norms left out)
+    assert _billions(arch.total_params + mtp) == pytest.approx(237.1, abs=0.05)
 
 
 def test_nemotron_3_ultra_counts_the_parameters_of_its_verification_card() -> None:
