@@ -56,6 +56,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, "Qwen3-Next card: 80B total"),
     "MiniMaxAI/MiniMax-M3": (428.0, None, "Megatron-Bridge docs minimax-m3.md: 428B total"),
     "LGAI-EXAONE/K-EXAONE-236B-A23B": (236.0, 23.0, "K-EXAONE card: 236B total, 23B activated"),
+    "LGAI-EXAONE/K-EXAONE-2.0-750B-A37B": (750.0, 37.0, "K-EXAONE 2.0 card: 750B total, 37B active"),
     "mistralai/Ministral-3-3B-Instruct-2512": (3.4, None, "Ministral 3 3B card: 3.4B language model"),
     "mistralai/Ministral-3-8B-Instruct-2512": (8.4, None, "Ministral 3 8B card: 8.4B language model"),
     "mistralai/Ministral-3-14B-Instruct-2512": (13.5, None, "Ministral 3 14B card: 13.5B language model"),
@@ -533,6 +534,19 @@ def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
     h, q, kv = 6144, 64 * 128, 2 * 8 * 128
     mtp = h * (q + kv) + q * h + 3 * h * 18432 + 2 * h * h  # attention, dense FFN, eh_proj (norms left out)
     assert _billions(arch.total_params + mtp) == pytest.approx(237.1, abs=0.05)
+
+
+def test_k_exaone_2_counts_the_payload_of_its_verification_card() -> None:
+    """Bridge's K-EXAONE 2.0 verification card audits 1,498,715,008,512 bf16 bytes (749.36B parameters).
+    The card's widths with untied embeddings count 748.83B; its one dense MTP layer (attention, FFN 18432,
+    the 2h->h eh_proj) adds 0.53B. Tied embeddings would be 0.94B short."""
+    arch = load_model_arch("LGAI-EXAONE/K-EXAONE-2.0-750B-A37B", kb=knowledge_base())
+    assert arch is not None and not arch.tied_embeddings and arch.moe_first_k_dense == 2
+    h, q, kv = 6144, 64 * 128, 2 * 8 * 128
+    mtp = h * (q + kv) + q * h + 3 * h * 18432 + 2 * h * h
+    payload = 1_498_715_008_512 / 2
+    assert arch.total_params + mtp == pytest.approx(payload, rel=1e-5)
+    assert arch.total_params + mtp - arch.vocab_size * h < payload * (1 - 1e-3)  # tied: too few
 
 
 def test_nemotron_3_ultra_counts_the_parameters_of_its_verification_card() -> None:
