@@ -48,9 +48,16 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (31.6, 3.6, "card: 31.6B total, 3.6B active w/ embeddings"),
     "nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base": (12.31, None, "HF safetensors total 12.3B"),
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, "Kimi K2 card: 1T total, 32B activated"),
+    "moonshotai/Kimi-K2.5": (
+        1040.0,
+        32.86,
+        "NVIDIA blog: 32.86B active; glennklockwood K2.5 page: 1.04T",
+    ),
     "allenai/OLMoE-1B-7B-0924": (6.9, 1.3, "OLMoE paper/card: 6.9B total, 1.3B active"),
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, "Qwen3-Next card: 80B total"),
     "MiniMaxAI/MiniMax-M3": (428.0, None, "Megatron-Bridge docs minimax-m3.md: 428B total"),
+    "LGAI-EXAONE/K-EXAONE-236B-A23B": (236.0, 23.0, "K-EXAONE card: 236B total, 23B activated"),
+    "LGAI-EXAONE/K-EXAONE-2.0-750B-A37B": (750.0, 37.0, "K-EXAONE 2.0 card: 750B total, 37B active"),
     "mistralai/Ministral-3-3B-Instruct-2512": (3.4, None, "Ministral 3 3B card: 3.4B language model"),
     "mistralai/Ministral-3-8B-Instruct-2512": (8.4, None, "Ministral 3 8B card: 8.4B language model"),
     "mistralai/Ministral-3-14B-Instruct-2512": (13.5, None, "Ministral 3 14B card: 13.5B language model"),
@@ -486,6 +493,61 @@ def test_qwen3_5_4b_shares_its_embedding_with_the_output_layer() -> None:
     assert count_parameters(untied)[0] - count_parameters(arch)[0] == arch.vocab_size * arch.hidden_size
     output = arch.vocab_size * arch.hidden_size
     assert _billions(arch.total_params) < 4.5 < _billions(arch.total_params + output)
+
+
+def test_kimi_k2_5_language_model_is_the_kimi_k2_backbone() -> None:
+    """Kimi-K2.5 is continued pretraining on Kimi-K2-Base: its text model has K2's widths (the K2.5 text
+    config in Bridge's KimiK25VLBridge test), counted by hand: per MoE layer 384 experts of 3 x 7168 x 2048
+    (16.91B) plus one shared expert (44.0M), 60 such layers and one dense one give about 1026B total and
+    32.86B active (8 routed + shared per token), against NVIDIA's 32.86B active. MoonViT is not counted."""
+    k25 = load_model_arch("moonshotai/Kimi-K2.5", kb=knowledge_base())
+    k2 = load_model_arch("moonshotai/Kimi-K2-Instruct", kb=knowledge_base())
+    assert k25 is not None and k2 is not None and k25.is_vlm
+    widths = (
+        "num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "num_moe_experts",
+        "moe_ffn_hidden_size",
+        "kv_lora_rank",
+        "q_lora_rank",
+        "vocab_size",
+        "moe_first_k_dense",
+    )
+    assert {w: getattr(k25, w) for w in widths} == {w: getattr(k2, w) for w in widths}
+    expert = 3 * 7168 * 2048
+    assert 60 * 384 * expert == pytest.approx(1014.7e9, rel=0.001)  # the routed experts alone
+    assert count_parameters(k25) == (k25.total_params, k25.active_params)
+    assert _billions(k25.active_params) == pytest.approx(32.86, rel=0.01)
+    assert _billions(k25.total_params) == pytest.approx(1040.0, rel=0.02)
+
+
+def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
+    """K-EXAONE-236B-A23B's card gives 236B total and 234B without embeddings; with its dense MTP layer
+    the checkpoint holds 237.1B. By hand: 47 MoE layers of 128 experts of 3 x 6144 x 2048 are 227.1B, the
+    untied 153,600 x 6,144 embedding and output 1.89B, so tying them would miss the card's 2B gap."""
+    arch = load_model_arch("LGAI-EXAONE/K-EXAONE-236B-A23B", kb=knowledge_base())
+    assert arch is not None and not arch.tied_embeddings and arch.mtp_num_layers is None
+    routed = 47 * 128 * 3 * 6144 * 2048
+    assert routed == pytest.approx(227.1e9, rel=0.001)
+    embeddings = 2 * arch.vocab_size * arch.hidden_size
+    assert _billions(arch.total_params - embeddings) == pytest.approx(234.0, rel=0.005)
+    h, q, kv = 6144, 64 * 128, 2 * 8 * 128
+    mtp = h * (q + kv) + q * h + 3 * h * 18432 + 2 * h * h  # attention, dense FFN, eh_proj (norms left out)
+    assert _billions(arch.total_params + mtp) == pytest.approx(237.1, abs=0.05)
+
+
+def test_k_exaone_2_counts_the_payload_of_its_verification_card() -> None:
+    """Bridge's K-EXAONE 2.0 verification card audits 1,498,715,008,512 bf16 bytes (749.36B parameters).
+    The card's widths with untied embeddings count 748.83B; its one dense MTP layer (attention, FFN 18432,
+    the 2h->h eh_proj) adds 0.53B. Tied embeddings would be 0.94B short."""
+    arch = load_model_arch("LGAI-EXAONE/K-EXAONE-2.0-750B-A37B", kb=knowledge_base())
+    assert arch is not None and not arch.tied_embeddings and arch.moe_first_k_dense == 2
+    h, q, kv = 6144, 64 * 128, 2 * 8 * 128
+    mtp = h * (q + kv) + q * h + 3 * h * 18432 + 2 * h * h
+    payload = 1_498_715_008_512 / 2
+    assert arch.total_params + mtp == pytest.approx(payload, rel=1e-5)
+    assert arch.total_params + mtp - arch.vocab_size * h < payload * (1 - 1e-3)  # tied: too few
 
 
 def test_nemotron_3_ultra_counts_the_parameters_of_its_verification_card() -> None:

@@ -68,6 +68,30 @@ def test_a_stale_recipe_layout_fails_at_060_and_is_rebuilt_at_main():
     assert not [f for f in _errors(DSV3, "0.6.0", 512, unset) if f.id == "pp-layout"]
 
 
+def test_a_layout_the_catalog_could_not_read_still_places_the_layers() -> None:
+    """K-EXAONE 2.0's recipes assign a layout from get_k_exaone_2_0_pipeline_layout (78 decoder layers and
+    4 MTP steps over PP 16) that the extractor cannot evaluate: Megatron-Core takes the placement from that
+    layout, so 78 layers over PP 16 is no error. Without the layout the same split is one."""
+    name = "exaone_moe_2_0_750b_a37_pretrain_512gpu_h100_bf16_config"
+    record = catalogs.resolve_recipe(name, "main")
+    assert "model.pipeline_model_parallel_layout" in record.unknown and record.layout_builder
+    arch = recipe_arch(record, knowledge_base())
+    assert arch is not None and arch.num_layers % 16
+    ids = {"pp-layers", "pp-uneven"}
+
+    def found(rec, overrides: dict) -> list[str]:
+        hardware = knowledge_base().hardware
+        return [
+            f.id for f in errors_of(rec, overrides, arch, Cluster(num_gpus=512), "main", hardware=hardware)
+        ]
+
+    assert not ids & set(found(record, {}))
+    # run_recipe.py rebuilds the layout through the registered builder after -pp 8.
+    assert not ids & set(found(record, {"model.pipeline_model_parallel_size": 8}))
+    unread = record.model_copy(update={"unknown": {}})
+    assert "pp-layers" in found(unread, {})
+
+
 def test_a_layout_whose_stages_pp_does_not_divide_names_upstreams_text():
     errors = [f for f in _errors(DSV3, "0.6.0", 48 * 3, {"model.pipeline_model_parallel_size": 3})]
     assert upstream.layout_pp(16, 3) in [f.upstream_error for f in errors]

@@ -167,6 +167,9 @@ class EffectiveConfig(Record):
     pretrained_checkpoint: str | None = None
     dataset: str | None = None
     layout_builder: str | None = None  # RecipeRecord.layout_builder
+    # The recipe assigns its pipeline layout from a call the catalog extractor could not evaluate (the layout
+    # is in RecipeRecord.unknown): one exists, built for the recipe's own PP and VP; its stages are unknown.
+    layout_unread: bool = False
     # Model what run_recipe.py does to the config after the overrides (rebuild a recipe-owned layout, clear
     # stale edge-stage counts); False checks the config as another entry point, or an older checkout, sees it.
     runner_sync: bool = True
@@ -367,6 +370,7 @@ def build_config(
         pretrained_checkpoint=values.get("checkpoint.pretrained_checkpoint"),
         dataset=dataset,
         layout_builder=record.layout_builder,
+        layout_unread="model.pipeline_model_parallel_layout" in record.unknown,
         user_overrides=user,
         values=values,
     )

@@ -125,6 +125,17 @@ def layout_rebuilt(config: EffectiveConfig, tr) -> bool:
     )
 
 
+def _unread_layout_stands(config: EffectiveConfig, tr) -> bool:
+    """The recipe places layers itself through a layout the catalog could not read (K-EXAONE 2.0 builds one
+    with get_k_exaone_2_0_pipeline_layout), and that layout still applies: PP and VP are the recipe's own, or
+    run_recipe.py rebuilds it through the registered builder (layout_rebuilt). Megatron-Core then takes the
+    layer placement from the layout and does not require num_layers to divide by PP."""
+    if not config.layout_unread or PIPELINE_LAYOUT in config.user_overrides:
+        return False
+    user = config.user_overrides
+    return layout_rebuilt(config, tr) or (PP_KEY not in user and VP_KEY not in user)
+
+
 def has_flexible_layout(values: dict) -> bool:
     """The recipe places layers on pipeline stages itself (explicit layout or uneven first/last stages)."""
     return any(values.get(key) not in (None, False) for key in FLEXIBLE_LAYOUT_KEYS)
@@ -154,7 +165,7 @@ class _Context:
         if self.cleared_edges:
             values = {**values, **{k: None for k in EDGE_STAGE_KEYS if k not in config.user_overrides}}
         self.values: dict = values
-        self.flexible_layout = has_flexible_layout(values)
+        self.flexible_layout = has_flexible_layout(values) or _unread_layout_stands(config, self.traits)
 
     def tp_fix(self) -> int:
         """Largest TP not above the current one that passes the head checks and stays in a node."""
@@ -375,7 +386,12 @@ def _uneven_split(ctx: _Context) -> list[Finding]:
     stages split the rest evenly, and with a virtual pipeline every stage's layers divide by VP. An explicit
     layout or the embedding/loss split flags are checked by Megatron itself and not here."""
     values, config, arch = ctx.values, ctx.config, ctx.arch
-    if arch is None or config.pp <= 1 or values.get(PIPELINE_LAYOUT):
+    if (
+        arch is None
+        or config.pp <= 1
+        or values.get(PIPELINE_LAYOUT)
+        or _unread_layout_stands(config, ctx.traits)
+    ):
         return []
     if any(values.get(key) for key in SPLIT_LAYER_FLAGS):
         return []
