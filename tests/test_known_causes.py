@@ -441,6 +441,13 @@ LAUNCHER_AND_BLEND = [
         "capability",
     ),
     ("多个打包好的微调数据集能按权重混合吗？", "main", "packed-sft-blend", "capability"),
+    (
+        "Can I use MXFP8 with fp8_param_gather on Megatron-FSDP (use_megatron_fsdp=True) on B200?",
+        "0.3.1",
+        "mxfp8-megatron-fsdp",
+        "capability",
+    ),
+    ("MXFP8 能和 Megatron-FSDP 一起用吗？", "0.6.0", "mxfp8-megatron-fsdp", "capability"),
 ]
 
 
@@ -468,9 +475,11 @@ def test_the_scope_bug_is_fixed_later_only_in_0_3_1_and_the_blend_fact_names_the
         "Pack my SFT dataset for Qwen3 8B",
         "Blend two pretraining corpora with weights 0.7 and 0.3",
         "model.cuda_graph_impl=full_iteration with full recompute on 0.6.0",
+        "Pretrain Llama 3.1 70B in MXFP8 on 64 B200",
     ],
 )
 def test_launcher_and_blend_rows_stay_out_of_plain_questions(question):
     ids = _ids(question, "0.6.0")
     rows = {"perf-cuda-graph-scope-omitted", "perf-cuda-graph-impl-full-iteration", "packed-sft-blend"}
+    rows.add("mxfp8-megatron-fsdp")
     assert not rows & set(ids)
