@@ -35,6 +35,14 @@ def dataset_fact(goal: str | None, text: str, catalog: Catalog, lang: str) -> st
 
 FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9_-]*)")
 ASKS_FOR_FLAGS = re.compile(r"\bflags?\b|\boptions\b|\barguments\b|参数|选项", re.IGNORECASE)
+SCRIPT_IN_TEXT = re.compile(r"[\w./-]*\w\.py\b")
+
+
+def names_another_tool(text: str, script: str) -> bool:
+    """The question runs another upstream script (the performance launcher `run_script.py`,
+    `convert_checkpoints.py`, an example) and not this launcher: its flags belong to that tool."""
+    named = {m.rsplit("/", 1)[-1] for m in SCRIPT_IN_TEXT.findall(text)}
+    return bool(named) and script.rsplit("/", 1)[-1] not in named
 
 
 def launcher_facts(text: str, catalog: Catalog, lang: str) -> str:
@@ -42,6 +50,8 @@ def launcher_facts(text: str, catalog: Catalog, lang: str) -> str:
     lora in 0.5.1?"); or, when the question asks which flags the launcher has, the list itself."""
     launcher = catalog.launcher
     if launcher.script is None or not launcher.flags:
+        return ""
+    if names_another_tool(text, launcher.script):
         return ""
     script, version = f"`{launcher.script}`", catalog.version
     every = ", ".join(f"`{flag.names[0]}`" for flag in launcher.flags)

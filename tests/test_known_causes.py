@@ -403,3 +403,83 @@ def test_the_answer_leads_with_the_cause(settings):
     )
     assert "`.bin/.idx`" in data.answer_markdown and "JSONL" in data.answer_markdown
     assert data.answer_markdown.startswith("**Megatron-Bridge 0.5.1 提供的内容**")
+
+
+# The performance launcher's CUDA graph flags (scripts/performance/run_script.py) and weighted blends of
+# packed SFT data: the symptom with the feature, in the users' words, gets the row and the release's fact.
+LAUNCHER_AND_BLEND = [
+    (
+        "scripts/performance/run_script.py --cuda_graph_impl transformer_engine without --cuda_graph_scope: "
+        "TypeError: 'NoneType' object is not iterable in _set_cuda_graph_overrides",
+        "0.3.1",
+        "perf-cuda-graph-scope-omitted",
+        "fixed_later",
+    ),
+    (
+        "性能脚本只加 --cuda_graph_impl transformer_engine 时 _set_cuda_graph_overrides 报 NoneType 不可迭代",
+        "0.6.0",
+        "perf-cuda-graph-scope-omitted",
+        "cause",
+    ),
+    (
+        "run_script.py: error: argument --cuda_graph_impl: "
+        "invalid is_cuda_graph_impl_valid value: 'full_iteration'",
+        "0.6.0",
+        "perf-cuda-graph-impl-full-iteration",
+        "cause",
+    ),
+    (
+        "Can the performance run_script take --cuda_graph_impl full_iteration?",
+        "0.5.1",
+        "perf-cuda-graph-impl-full-iteration",
+        "cause",
+    ),
+    (
+        "Can I blend three packed Parquet SFT datasets with weights in one finetune?",
+        "0.6.0",
+        "packed-sft-blend",
+        "capability",
+    ),
+    ("多个打包好的微调数据集能按权重混合吗？", "main", "packed-sft-blend", "capability"),
+    (
+        "Can I use MXFP8 with fp8_param_gather on Megatron-FSDP (use_megatron_fsdp=True) on B200?",
+        "0.3.1",
+        "mxfp8-megatron-fsdp",
+        "capability",
+    ),
+    ("MXFP8 能和 Megatron-FSDP 一起用吗？", "0.6.0", "mxfp8-megatron-fsdp", "capability"),
+]
+
+
+@pytest.mark.parametrize(("question", "version", "expected", "kind"), LAUNCHER_AND_BLEND)
+def test_launcher_and_blend_rows_match_with_their_release_fact(question, version, expected, kind):
+    found = matching(question, version, CAUSES)
+    assert [c.id for c, _ in found][:1] == [expected]
+    cause, fact = found[0]
+    assert (fact.kind or cause.kind) == kind
+
+
+def test_the_scope_bug_is_fixed_later_only_in_0_3_1_and_the_blend_fact_names_the_hf_path_only_on_main():
+    text = "--cuda_graph_impl transformer_engine: _set_cuda_graph_overrides NoneType not iterable"
+    assert "0.5.1 and later" in known_cause_lines(text, "0.3.1", "en", CAUSES)
+    assert "older than this release" in known_cause_lines(text, "0.6.0", "en", CAUSES)
+    blend = "Blend my packed SFT datasets with weights?"
+    assert "`source_weights`" in known_cause_lines(blend, "main", "en", CAUSES)
+    assert "`source_weights`" not in known_cause_lines(blend, "0.6.0", "en", CAUSES)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I turn on CUDA graphs with run_script.py for Llama 3 70B?",
+        "Pack my SFT dataset for Qwen3 8B",
+        "Blend two pretraining corpora with weights 0.7 and 0.3",
+        "model.cuda_graph_impl=full_iteration with full recompute on 0.6.0",
+        "Pretrain Llama 3.1 70B in MXFP8 on 64 B200",
+    ],
+)
+def test_launcher_and_blend_rows_stay_out_of_plain_questions(question):
+    ids = _ids(question, "0.6.0")
+    rows = {"perf-cuda-graph-scope-omitted", "perf-cuda-graph-impl-full-iteration", "packed-sft-blend"}
+    rows.add("mxfp8-megatron-fsdp")
+    assert not rows & set(ids)

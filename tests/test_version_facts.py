@@ -42,3 +42,22 @@ def test_listing_needs_the_launcher_and_a_flags_question() -> None:
     catalog = load_catalog("0.6.0")
     assert "`-tp`" in launcher_facts("run_recipe.py options?", catalog, "en")
     assert launcher_facts("what are the options for MoE?", catalog, "en") == ""
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "scripts/performance/run_script.py --cuda_graph_impl transformer_engine crashes; "
+        "is --cuda_graph_scope needed?",
+        "python examples/conversion/convert_checkpoints.py import --hf-model meta-llama/Llama-3.1-8B fails",
+        "用 run_script.py 加 --cuda_graph_impl local 可以吗？",
+    ],
+)
+def test_flags_of_another_named_script_are_not_judged_against_run_recipe(question: str) -> None:
+    for version in ("0.3.1", "0.6.0"):
+        assert launcher_facts(question, load_catalog(version), "en") == ""
+
+
+def test_flags_are_still_checked_when_run_recipe_is_named_too() -> None:
+    text = "scripts/training/run_recipe.py --peft_scheme lora, like in convert_checkpoints.py?"
+    assert "`--peft_scheme`" in launcher_facts(text, load_catalog("0.6.0"), "en")
