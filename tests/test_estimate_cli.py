@@ -144,7 +144,7 @@ def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
                 "--gpus",
                 "512",
             ],
-            "not estimated: stepfun-ai/Step-3.5-Flash: the recipes read its Hugging Face config.json",
+            "not estimated: stepfun-ai/Step-3.5-Flash: its full-attention layers have 64 query heads",
         ),
         (
             [
