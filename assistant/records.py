@@ -234,6 +234,30 @@ class DiffusionDims(Record):
         return (frames // self.patch_temporal) * spatial
 
 
+class VisionTowerDims(Record):
+    """A VLM's vision encoder and its projector (the patch merger) as Megatron-Bridge builds them, in the
+    names of the HF `vision_config` (Qwen2.5-VL, Qwen3-VL, Qwen3.5): the memory estimate puts them on the
+    first pipeline stage, beside the embedding."""
+
+    depth: int  # encoder blocks
+    hidden_size: int
+    ffn_hidden_size: int  # intermediate_size
+    num_heads: int
+    patch_size: int
+    temporal_patch_size: int = 1
+    in_channels: int = 3
+    spatial_merge_size: int = 1  # the merger concatenates merge² patches before its two linears
+    out_hidden_size: int  # the language model's width, which the merger projects to
+    num_position_embeddings: int = 0  # a learned position table (Qwen3-VL); 0: rotary positions only
+    gated_mlp: bool = False  # SwiGLU blocks (Qwen2.5-VL); else GELU with two linears
+    layer_norm: bool = True  # LayerNorm with a bias; False: RMSNorm (weight only)
+    patch_bias: bool = True  # the patch-embedding Conv3d has a bias
+    deepstack_mergers: int = 0  # Qwen3-VL: one more merger per deepstack_visual_indexes entry
+    # Bridge builds the tower from Megatron layers sharded over the language model's TP group (Qwen3-VL,
+    # Qwen3.5); False: the Hugging Face module, whole on every TP rank (Qwen2.5-VL).
+    tensor_parallel: bool = False
+
+
 class ModelArch(Record):
     """Architecture of one HF model, in Megatron TransformerConfig field names."""
 
@@ -303,6 +327,8 @@ class ModelArch(Record):
     moe_n_hash_layers: int | None = None  # the first MoE layers route by a token-id table, not a learned gate
     # A diffusion transformer (Wan): no vocabulary, cross-attention in every layer, latent-patch tokens.
     diffusion: DiffusionDims | None = None
+    # A VLM's vision encoder and projector, when their widths are sourced.
+    vision: VisionTowerDims | None = None
     source: str
 
 

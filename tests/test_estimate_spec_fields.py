@@ -126,3 +126,20 @@ def test_bad_dropout_is_a_user_error(tmp_path: Path, value: object) -> None:
     result = runner.invoke(app, ["estimate", "--spec", str(spec)])
     assert isinstance(result.exception, UserError)  # the CLI prints it as a message, not a traceback
     assert "hidden_dropout must be a number between 0 and 1" in str(result.exception)
+
+
+def test_a_spec_can_describe_a_vision_tower_and_frozen_parts(tmp_path: Path) -> None:
+    """A VLM in a spec: the tower's weights land on the first stage; the freeze_* flags leave the frozen
+    parts without gradients or optimizer state."""
+    tower = {
+        "depth": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "num_heads": 4, "patch_size": 16,
+        "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 512, "tensor_parallel": True,
+    }  # fmt: skip
+    bare = estimate(tmp_path)
+    with_tower = estimate(tmp_path, {"vision": tower})
+    first = with_tower["stage_allocated_bytes"]["first"] - bare["stage_allocated_bytes"]["first"]
+    last = with_tower["stage_allocated_bytes"]["last"] - bare["stage_allocated_bytes"]["last"]
+    assert first > 0 and last == 0
+    frozen = run(tmp_path, {"vision": tower, "freeze_language_model": True, "freeze_vision_model": True})
+    assert frozen["memory"]["breakdown"]["grads"] < 0.05 * with_tower["breakdown"]["grads"]
+    assert any("frozen: language model, vision model" in a for a in frozen["assumptions"])

@@ -15,6 +15,8 @@ from pydantic import Field
 from assistant.records import Record
 
 CudaGraph = Literal["full_iteration", "partial"] | None
+Frozen = Literal["language_model", "vision_model", "vision_projection"]
+FROZEN_PARTS: tuple[Frozen, ...] = ("language_model", "vision_model", "vision_projection")
 
 
 class RunFeatures(Record):
@@ -31,6 +33,9 @@ class RunFeatures(Record):
     te_cross_entropy: bool = Field(default=False, exclude=True)
     # The linear layers a LoRA run adapts (peft.target_modules; None: Bridge's LoRA defaults): memory only.
     lora_targets: tuple[str, ...] | None = Field(default=None, exclude=True)
+    # The parts of a VLM the recipe freezes (model.freeze_language_model / freeze_vision_model /
+    # freeze_vision_projection): they keep weights but no gradients or optimizer state. Memory only.
+    frozen: tuple[Frozen, ...] = Field(default=(), exclude=True)
 
     def describe(self) -> list[str]:
         parts = []
@@ -93,6 +98,7 @@ def features_from_fields(fields: dict[str, Any]) -> RunFeatures:
         te_cross_entropy=fields.get("model.cross_entropy_loss_fusion") is not False
         and fields.get("model.cross_entropy_fusion_impl") == "te",
         lora_targets=_lora_targets(fields.get("peft.target_modules")),
+        frozen=tuple(part for part in FROZEN_PARTS if fields.get(f"model.freeze_{part}") is True),
     )
 
 

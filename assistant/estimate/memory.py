@@ -29,7 +29,8 @@ from assistant.estimate.shapes import (
     padded_vocab,
     unmodelled_reason,
 )
-from assistant.records import ModelArch, Plan, Record
+from assistant.estimate.vision import vision_params
+from assistant.records import ModelArch, Plan, Record, VisionTowerDims
 from assistant.rules import upstream
 
 # Measured peaks of real-sized runs fall within about 10% of the estimate (bench_estimate_calibration).
@@ -416,7 +417,8 @@ def estimate_memory(
     # its output for backward, split by TP only with sequence parallelism.
     dropout_masks = tokens * d.hidden / tp_div if run.hidden_dropout > 0 else 0.0
 
-    frozen = frozenset(run.features.lora_targets or LORA_TARGETS) if mode == "peft" else None
+    frozen = frozen_linears(run)
+    lm_trained = mode != "peft" and "language_model" not in run.features.frozen
 
     def saved_bytes(mix: LayerMix) -> float:
         """What the layers of `mix` save for backward, one micro-batch."""
@@ -463,15 +465,20 @@ def estimate_memory(
             grads = adapters * grad_bytes
             optimizer = adapters * opt_bytes / dense_shard
         else:
+            trained = 1.0 if lm_trained else 0.0  # a frozen language model keeps only its weights
             params = weights * param_bytes
-            grads = weights * grad_bytes
-            optimizer = (sharded + replicated) * opt_bytes / dense_shard + experts * opt_bytes / expert_shard
+            grads = weights * grad_bytes * trained
+            optimizer = trained * ((sharded + replicated) * opt_bytes / dense_shard
+                                   + experts * opt_bytes / expert_shard)  # fmt: skip
             if run.fsdp:
                 params = params / dense_shard + _largest_layer(d, kinds, t, e, et) * 2 * param_bytes
                 grads /= dense_shard
         if fp8 and not quantized_weights:
             # Transformer Engine's cached FP8/NVFP4 weight copies; Megatron-FSDP casts the shards it holds.
             params += (sharded + experts) * quantized_copy_bytes(unit) / (dense_shard if run.fsdp else 1)
+        if st.has_embedding and arch.vision is not None:
+            tower = _vision_state(arch.vision, run, t, grad_bytes, opt_bytes, dense_shard)
+            params, grads, optimizer = params + tower[0], grads + tower[1], optimizer + tower[2]
 
         # ---- activations
         n_layers = st.mix.layers
@@ -521,6 +528,7 @@ def estimate_memory(
         assumptions.append(f"unfused attention: the s×s {stored} of every head is stored")
     if run.hidden_dropout > 0:
         assumptions.append("hidden dropout: each sublayer keeps a 1-byte mask of its output")
+    assumptions += _vlm_assumptions(arch, run)
     host_fits = offloaded <= HOST_MEMORY_SHARE * hw.host_memory_bytes
     if offload_layers:
         host = f"{HOST_MEMORY_SHARE:.0%} of the {hw.host_memory_bytes / GIB:.0f} GiB per GPU usable"
@@ -550,6 +558,48 @@ def estimate_memory(
         offloaded_bytes=offloaded,
         assumptions=assumptions,
     )
+
+
+def frozen_linears(run: RunSettings) -> frozenset[str] | None:
+    """The linear layers whose base weights train nothing, so whose inputs are not saved: in a LoRA run all
+    but the adapted ones keep theirs off (the adapters' targets are returned), with a frozen language
+    model every one (empty set); None when the whole model trains."""
+    if run.mode == "peft":
+        return frozenset(run.features.lora_targets or LORA_TARGETS)
+    return frozenset() if "language_model" in run.features.frozen else None
+
+
+def _vision_state(
+    tower: VisionTowerDims, run: RunSettings, t: int, grad_bytes: float, opt_bytes: float, dense_shard: int
+) -> tuple[float, float, float]:
+    """Weights, gradients and optimizer state of a VLM's vision tower on the first stage (bytes): in bf16
+    (Bridge builds it without the FP8 recipe), sharded by TP when Megatron-native, trained unless the recipe
+    freezes it (freeze_vision_model, freeze_vision_projection) or the run is LoRA (a frozen base)."""
+    counts = vision_params(tower)
+    tp = t if tower.tensor_parallel else 1
+    encoder, projector = counts.encoder_per_rank(tp), counts.projector_per_rank(tp)
+    frozen = run.features.frozen
+    trained = 0.0 if run.mode == "peft" else (
+        (0.0 if "vision_model" in frozen else encoder) + (0.0 if "vision_projection" in frozen else projector)
+    )  # fmt: skip
+    held = dense_shard if run.fsdp else 1
+    return (encoder + projector) * 2.0 / held, trained * grad_bytes / held, trained * opt_bytes / dense_shard
+
+
+def _vlm_assumptions(arch: ModelArch, run: RunSettings) -> list[str]:
+    out = []
+    if arch.vision is not None:
+        total = vision_params(arch.vision).total
+        out.append(
+            f"vision tower: {total / 1e6:.0f}M parameters (encoder and projector) on the first stage; its "
+            "activations depend on the images per sample and are not counted"
+        )
+    elif arch.is_vlm:
+        out.append("vision tower not counted: its widths are not in this model's record")
+    if run.features.frozen and run.mode != "peft":
+        parts = ", ".join(part.replace("_", " ") for part in run.features.frozen)
+        out.append(f"frozen: {parts} (weights only, no gradients or optimizer state)")
+    return out
 
 
 def _stage_name(rank: int, pp: int) -> str:
@@ -734,9 +784,9 @@ def memory_floor(
     param_bytes = weight_bytes(run)
     grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
-    peft = run.mode == "peft"
+    peft = run.mode == "peft" or "language_model" in run.features.frozen  # weights only
     modules = set(run.recompute_modules or ["core_attn"]) if run.recompute == "selective" else set()
-    frozen = frozenset(run.features.lora_targets or LORA_TARGETS) if peft else None
+    frozen = frozen_linears(run)
     floor = 0.0
     for rank in _stages_to_check(kinds, pp, 1):
         mix = stage_layers(kinds, pp, 1, rank)

@@ -177,7 +177,11 @@ def estimate_throughput(
 
     flops = flops_per_token(d, seq_length, t, feats.mtp_layers)
     tokens_gpu = gbs * seq_length / gpus  # tokens each GPU processes per step (work is evenly split)
-    peft_factor = 2 / 3 if mode == "peft" else 1.0  # frozen weights get no weight-gradient GEMM
+    # A recipe's frozen language model (freeze_language_model) trains like a LoRA base: no weight gradients,
+    # so no gradient reduction or optimizer step for it either.
+    lm_frozen = mode != "peft" and "language_model" in feats.frozen
+    frozen_base = mode == "peft" or lm_frozen
+    peft_factor = 2 / 3 if frozen_base else 1.0  # frozen weights get no weight-gradient GEMM
     eff = cal.gemm_eff(hw.calibration_key, precision)
     dense_width = min(d.hidden, d.ffn if d.dense_layers else d.hidden) / t
     expert_width = min(d.expert_io, d.moe_ffn) / et if d.experts else 1.0
@@ -222,7 +226,7 @@ def estimate_throughput(
     # gradient-accumulation fusion reads and writes it in the GEMM epilogue): a pass over all local weights.
     params_gpu, experts_gpu = _params_per_gpu(d, t, p, e, et)
     grad_b = 4 if run.grad_reduce_in_fp32 else 2
-    wgrad_s = 0.0 if mode == "peft" else m * (params_gpu + experts_gpu) * 2 * grad_b / hw.hbm_bw
+    wgrad_s = 0.0 if frozen_base else m * (params_gpu + experts_gpu) * 2 * grad_b / hw.hbm_bw
     host_share = {"full_iteration": 0.0, "partial": cal.partial_graph_host, None: 1.0}[feats.cuda_graph]
     launch_s = host_share * cal.layer_host_s * (d.layers + (cal.moe_host_factor - 1) * d.moe_layers) / p * m
     compute = t_layers + recompute_s + wgrad_s + m * v * cal.microbatch_overhead_s + launch_s
@@ -258,7 +262,7 @@ def estimate_throughput(
         per_layer = 3 * (a2a * near / hw.nvlink_bw + far_bytes / hw.network_bw)
         exposed_share = cal.ep_exposed * (cal.ep_overlap_exposed if feats.moe_a2a_overlap else 1.0)
         comm.ep = exposed_share * per_layer * (d.moe_layers / p) * m
-    if dp > 1:
+    if dp > 1 and not lm_frozen:
         # Megatron orders ranks TP, CP, EP, DP, PP: the DP·CP group is TP apart, the expert-DP group EP·ETP.
         dp_bw = _collective_bw(dp * c, t, hw, gpus_per_node)
         if fsdp:
@@ -281,7 +285,9 @@ def estimate_throughput(
         # in the interleaved schedule), so all of it is exposed.
         exposed_share = cal.pp_exposed if v > 1 else 1.0
         comm.pp = exposed_share * 2 * m * v * p2p / _link(gpus, hw, gpus_per_node)
-    optimizer_s = (params_gpu / (dp * c) + experts_gpu / max(1, gpus // (e * et * p))) * 32 / hw.hbm_bw
+    optimizer_s = 0.0 if lm_frozen else (
+        (params_gpu / (dp * c) + experts_gpu / max(1, gpus // (e * et * p))) * 32 / hw.hbm_bw
+    )
     exposed = comm.tp + comm.cp + comm.ep + comm.dp + comm.pp
     step = compute + bubble_s + exposed + optimizer_s + offload_s
     tokens_per_s = gbs * seq_length / (step * gpus)
@@ -314,8 +320,10 @@ def estimate_throughput(
             "balanced MoE routing (as in the published benchmarks)",
             "weight gradients accumulate into the main-gradient buffer every micro-batch "
             "(one pass over the local weights)"
-            if mode != "peft"
-            else "LoRA: no weight gradients or accumulation for the frozen weights",
+            if not frozen_base
+            else "LoRA: no weight gradients or accumulation for the frozen weights"
+            if mode == "peft"
+            else "frozen language model: no weight gradients, gradient reduction or optimizer step for it",
             "performance features: " + (", ".join(feats.describe()) or "none (no CUDA graphs, no overlap)"),
         ]
         + ([f"{chunk:g} layers per model chunk"] if p > 1 else [])

@@ -18,7 +18,7 @@ import typer
 
 from assistant.bounds import check_gpus, check_tokens, check_top_k
 from assistant.errors import UserError
-from assistant.estimate.features import features_from_fields
+from assistant.estimate.features import FROZEN_PARTS, features_from_fields
 from assistant.estimate.run import PipelineSplit
 from assistant.kb import knowledge_base
 from assistant.messages import user_language
@@ -68,6 +68,9 @@ SPEC_RUN_FIELDS = (
     "fp4_param_gather",
     "use_transformer_engine_op_fuser",
     "moe_mlp_glu_interleave_size",
+    "freeze_language_model",
+    "freeze_vision_model",
+    "freeze_vision_projection",
 )
 # Dropout where the spec does not say: TransformerConfig's own defaults (Bridge's model providers set 0).
 TRANSFORMER_CONFIG_DROPOUT = 0.1
@@ -443,6 +446,7 @@ def _run_from_spec(args: EstimateArgs) -> EstimateRun:
                 "model.cross_entropy_fusion_impl": model.get("cross_entropy_fusion_impl"),
                 "model.use_transformer_engine_op_fuser": model.get("use_transformer_engine_op_fuser"),
                 "model.moe_mlp_glu_interleave_size": model.get("moe_mlp_glu_interleave_size"),
+                **{f"model.freeze_{part}": model.get(f"freeze_{part}") for part in FROZEN_PARTS},
             }
         ),
         mtp_layers=int(model.get("mtp_num_layers") or 0),

@@ -1,0 +1,163 @@
+"""VLM vision towers and frozen parts: parameters against the model cards, placement on the first stage,
+TP sharding as Bridge builds each tower, and what freeze_* leaves of gradients, optimizer state and saved
+activations (docs/estimators.md "Vision towers and frozen parts")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant.estimate.features import features_from_fields
+from assistant.estimate.hardware import load_hardware
+from assistant.estimate.memory import estimate_memory
+from assistant.estimate.run import RunSettings
+from assistant.estimate.throughput import estimate_throughput
+from assistant.estimate.vision import vision_params
+from assistant.models import count_parameters, vision_from_hf_config
+from assistant.records import ModelArch, Plan
+from assistant.settings import KNOWLEDGE_BASE
+
+HW = load_hardware(json.loads((KNOWLEDGE_BASE / "hardware.json").read_text()))
+
+
+def _arch(stem: str) -> ModelArch:
+    return ModelArch(**json.loads((KNOWLEDGE_BASE / "models" / f"{stem}.json").read_text()))
+
+
+QWEN3_VL_8B = _arch("Qwen__Qwen3-VL-8B-Instruct")
+QWEN25_VL_7B = _arch("Qwen__Qwen2.5-VL-7B-Instruct")
+RUN = RunSettings(seq_length=4096)
+
+
+def _plan(*, tp: int, pp: int, gpus: int) -> Plan:
+    return Plan.sized(num_gpus=gpus, tp=tp, pp=pp, cp=1, mbs=1, gbs=8, vp=None, ep=1, etp=None, sp=tp > 1)
+
+
+@pytest.mark.parametrize(
+    ("stem", "card_billions"),
+    [
+        ("Qwen__Qwen2.5-VL-3B-Instruct", 3.75),
+        ("Qwen__Qwen2.5-VL-7B-Instruct", 8.29),
+        ("Qwen__Qwen2.5-VL-32B-Instruct", 33.5),
+        ("Qwen__Qwen2.5-VL-72B-Instruct", 73.4),
+        ("Qwen__Qwen3-VL-8B-Instruct", 8.77),
+        ("Qwen__Qwen3-VL-30B-A3B-Instruct", 31.1),
+        ("Qwen__Qwen3-VL-235B-A22B-Instruct", 236),
+    ],
+)
+def test_language_model_and_tower_add_up_to_the_model_card(stem: str, card_billions: float) -> None:
+    arch = _arch(stem)
+    assert arch.vision is not None
+    total = count_parameters(arch)[0] + vision_params(arch.vision).total
+    assert total / 1e9 == pytest.approx(card_billions, rel=0.002)
+
+
+def test_tower_by_hand_qwen3_vl() -> None:
+    """Qwen3-VL-8B's tower from the module constructors: 27 blocks, patch and position embeddings, the merger
+    and three deepstack mergers (LayerNorm after the 2x2 merge)."""
+    h, f, merged, out = 1152, 4304, 4 * 1152, 4096
+    block = 2 * 2 * h + h * 3 * h + 3 * h + h * h + h + h * f + f + f * h + h
+    merger = merged * merged + merged + merged * out + out
+    by_hand = 27 * block + (3 * 2 * 16 * 16 * h + h) + 2304 * h + (2 * h + merger) + 3 * (2 * merged + merger)
+    assert QWEN3_VL_8B.vision is not None
+    assert vision_params(QWEN3_VL_8B.vision).total == by_hand
+
+
+def _without_tower(arch: ModelArch) -> ModelArch:
+    return arch.model_copy(update={"vision": None})
+
+
+def test_the_tower_sits_on_the_first_stage_only() -> None:
+    plan = _plan(tp=1, pp=2, gpus=2)
+    with_tower = {s: estimate_memory(QWEN3_VL_8B, plan, HW["h100"], RUN, stage=s) for s in ("first", "last")}
+    bare = {s: estimate_memory(_without_tower(QWEN3_VL_8B), plan, HW["h100"], RUN, stage=s)
+            for s in ("first", "last")}  # fmt: skip
+    assert QWEN3_VL_8B.vision is not None
+    tower = vision_params(QWEN3_VL_8B.vision).total
+    assert with_tower["first"].breakdown.params - bare["first"].breakdown.params == pytest.approx(2 * tower)
+    assert with_tower["last"].breakdown.params == bare["last"].breakdown.params
+
+
+@pytest.mark.parametrize(("arch", "sharded"), [(QWEN3_VL_8B, True), (QWEN25_VL_7B, False)])
+def test_tensor_parallel_shards_only_the_megatron_built_tower(arch: ModelArch, sharded: bool) -> None:
+    plan = _plan(tp=2, pp=1, gpus=2)
+    delta = (
+        estimate_memory(arch, plan, HW["h100"], RUN).breakdown.params
+        - estimate_memory(_without_tower(arch), plan, HW["h100"], RUN).breakdown.params
+    )
+    assert arch.vision is not None
+    whole = 2 * vision_params(arch.vision).total
+    if sharded:
+        assert 0.5 * whole < delta < 0.6 * whole  # the linears halve; norms, biases, embeddings stay whole
+    else:
+        assert delta == pytest.approx(whole)
+
+
+def test_recipe_freeze_flags_are_read() -> None:
+    fields = {
+        "model.freeze_language_model": True,
+        "model.freeze_vision_model": True,
+        "model.freeze_vision_projection": False,
+    }
+    assert features_from_fields(fields).frozen == ("language_model", "vision_model")
+    assert features_from_fields({"model.freeze_language_model": False}).frozen == ()
+
+
+def test_a_frozen_language_model_keeps_weights_and_trains_only_the_projector() -> None:
+    """Megatron's DDP gives buffers only to parameters that require grad (distributed_data_parallel.py),
+    the optimizer only gets those, and TE saves a GEMM input only for a weight gradient."""
+    plan = _plan(tp=1, pp=1, gpus=8)
+    trained = estimate_memory(QWEN3_VL_8B, plan, HW["h100"], RUN)
+    frozen_run = RUN.but(features=features_from_fields(
+        {"model.freeze_language_model": True, "model.freeze_vision_model": True}
+    ))  # fmt: skip
+    frozen = estimate_memory(QWEN3_VL_8B, plan, HW["h100"], frozen_run)
+    assert QWEN3_VL_8B.vision is not None
+    projector = vision_params(QWEN3_VL_8B.vision).projector_per_rank(1)
+    assert frozen.breakdown.params == trained.breakdown.params
+    assert frozen.breakdown.grads == pytest.approx(projector * 4)  # fp32 gradient buffer
+    assert frozen.breakdown.optimizer == pytest.approx(projector * 12 / 8)
+    assert frozen.breakdown.activations < 0.8 * trained.breakdown.activations
+    assert any("frozen: language model, vision model" in a for a in frozen.assumptions)
+
+
+def test_a_vlm_without_a_sourced_tower_says_it_is_not_counted() -> None:
+    arch = _arch("Qwen__Qwen3.5-4B")
+    assert arch.is_vlm and arch.vision is None
+    plan = _plan(tp=1, pp=1, gpus=8)
+    notes = estimate_memory(arch, plan, HW["h100"], RUN).assumptions
+    assert "vision tower not counted: its widths are not in this model's record" in notes
+
+
+def _vision_config(arch: ModelArch) -> dict:
+    """The vision_config keys of a Qwen VLM's config.json, from the bundled record."""
+    assert arch.vision is not None
+    v = arch.vision
+    return {
+        "depth": v.depth, "hidden_size": v.hidden_size, "intermediate_size": v.ffn_hidden_size,
+        "num_heads": v.num_heads, "patch_size": v.patch_size, "temporal_patch_size": v.temporal_patch_size,
+        "in_channels": v.in_channels, "spatial_merge_size": v.spatial_merge_size,
+        "out_hidden_size": v.out_hidden_size, "num_position_embeddings": v.num_position_embeddings,
+        "deepstack_visual_indexes": [8, 16, 24][: v.deepstack_mergers],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(("arch", "model_type"), [(QWEN3_VL_8B, "qwen3_vl"), (QWEN25_VL_7B, "qwen2_5_vl")])
+def test_a_users_config_json_gets_the_same_tower(arch: ModelArch, model_type: str) -> None:
+    config = {"model_type": model_type, "vision_config": _vision_config(arch)}
+    assert vision_from_hf_config(config) == arch.vision
+    partial = {"model_type": model_type, "vision_config": {"depth": 27}}
+    assert vision_from_hf_config(partial) is None
+    assert vision_from_hf_config({"model_type": "gemma3", "vision_config": _vision_config(arch)}) is None
+
+
+def test_a_frozen_language_model_runs_faster_without_weight_gradients() -> None:
+    """No weight-gradient GEMMs, gradient accumulation, gradient reduction or optimizer step for it."""
+    plan = _plan(tp=1, pp=1, gpus=8)
+    frozen_run = RUN.but(features=features_from_fields({"model.freeze_language_model": True}))
+    trained = estimate_throughput(QWEN3_VL_8B, plan, HW["h100"], RUN)
+    frozen = estimate_throughput(QWEN3_VL_8B, plan, HW["h100"], frozen_run)
+    assert frozen.step_time_s < 0.8 * trained.step_time_s
+    assert frozen.optimizer_s == 0.0 and frozen.exposed_comm_s.dp == 0.0
+    assert frozen.flops_per_token == trained.flops_per_token  # Bridge's FLOP count ignores freezing
