@@ -683,3 +683,17 @@ def test_a_mixed_precision_that_is_not_a_name_is_caught():
 
     launcher = LauncherSpec(script="scripts/training/run_recipe.py", mixed_precision_presets=["bf16_mixed"])
     assert one(run(["mixed_precision=[1,2]"], launcher=launcher), "precision-unknown").severity == "error"
+
+
+def test_a_recipe_that_freezes_parts_of_a_vlm_says_what_trains():
+    """Qwen3-VL's mock pretraining recipes freeze the language model and the vision encoder; the finding
+    says so in both languages, offers the overrides that unfreeze, and goes away once they are given."""
+    frozen = {"model.freeze_language_model": True, "model.freeze_vision_model": True}
+    item = one(run([], arch=QWEN35_VL_MOE, fields=frozen), "vlm-frozen")
+    assert item.severity == "info"
+    assert "language model and vision encoder" in item.message and "vision projection" in item.message
+    assert "语言模型和视觉编码器" in item.message_zh
+    assert item.fix == "model.freeze_language_model=false model.freeze_vision_model=false"
+    unfrozen = run(item.fix.split(), arch=QWEN35_VL_MOE, fields=frozen)
+    assert not by_id(unfrozen, "vlm-frozen")
+    assert not by_id(run([], arch=QWEN35_VL_MOE, fields=frozen, mode="peft", peft="lora"), "vlm-frozen")

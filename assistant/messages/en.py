@@ -395,6 +395,16 @@ MESSAGES: dict[str, str] = {
         "The recipe's Energon dataset is built with micro_batch_size={dataset_mbs} and "
         "train.micro_batch_size={train_mbs}: the two must match; set dataset.micro_batch_size too."
     ),
+    "vlm-frozen": (
+        "This recipe freezes the {frozen} ({flags}): Bridge turns off their gradients, so training "
+        "updates only the {trained}, and the memory estimate counts no gradients or optimizer state for "
+        "the frozen parts. To train them as well, override the flags; the memory then grows by their "
+        "gradients and optimizer state."
+    ),
+    "vlm-frozen.language_model": "language model",
+    "vlm-frozen.vision_model": "vision encoder",
+    "vlm-frozen.vision_projection": "vision projection",
+    "vlm-frozen.two": "{first} and {second}",
     "vlm-no-images": (
         "Fine-tuning a vision-language model on {dataset!r}, which has no images: training runs, but the "
         "result is meaningless. Use a multimodal dataset preset."

@@ -333,6 +333,15 @@ MESSAGES: dict[str, str] = {
         "配方的 Energon 数据集按 micro_batch_size={dataset_mbs} 构建，而 train.micro_batch_size={train_mbs}："
         "两者必须一致；请同时设置 dataset.micro_batch_size。"
     ),
+    "vlm-frozen": (
+        "该配方冻结了{frozen}（{flags}）：Bridge 关闭了它们的梯度，只有{trained}参与训练，"
+        "内存估算也不为被冻结的部分计算梯度和优化器状态。若要一起训练，请覆盖这些开关；"
+        "内存会随之增加它们的梯度和优化器状态。"
+    ),
+    "vlm-frozen.language_model": "语言模型",
+    "vlm-frozen.vision_model": "视觉编码器",
+    "vlm-frozen.vision_projection": "视觉投影层",
+    "vlm-frozen.two": "{first}和{second}",
     "vlm-no-images": (
         "在不含图像的数据集 {dataset!r} 上微调视觉语言模型：训练能跑，但结果没有意义。"
         "请使用多模态数据集预设。"

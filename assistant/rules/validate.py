@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from math import prod
 
+from assistant.estimate.features import FROZEN_PARTS
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import estimable, expert_params_per_gpu
-from assistant.messages import msg
+from assistant.messages import Message, msg
 from assistant.records import Cluster, Finding, LauncherSpec, ModelArch, gpu_label
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig
@@ -1145,6 +1146,35 @@ def rule_vlm_data(ctx: _Context) -> list[Finding]:
     return [finding("vlm-no-images", "warning", msg("vlm-no-images", dataset=config.dataset))]
 
 
+def rule_vlm_frozen(ctx: _Context) -> list[Finding]:
+    """A VLM recipe that freezes parts of the model (freeze_language_model / freeze_vision_model /
+    freeze_vision_projection; Bridge's `freeze` sets requires_grad=False) trains only the rest, which a user
+    taking it as a pretraining or fine-tuning start should know. LoRA freezes the base anyway."""
+    config = ctx.config
+    frozen = [part for part in FROZEN_PARTS if config.values.get(f"model.freeze_{part}") is True]
+    if not frozen or config.is_peft:
+        return []
+    trained = [part for part in FROZEN_PARTS if part not in frozen]
+    if not trained:
+        return []  # nothing trains: not a training setup this rule can describe
+
+    def named(parts: Sequence[str]) -> Message:  # one or two parts: the third is on the other side
+        first = msg(f"vlm-frozen.{parts[0]}")
+        if len(parts) == 1:
+            return first
+        return msg("vlm-frozen.two", first=first, second=msg(f"vlm-frozen.{parts[1]}"))
+
+    flags = " ".join(f"model.freeze_{part}=true" for part in frozen)
+    return [
+        finding(
+            "vlm-frozen",
+            "info",
+            msg("vlm-frozen", frozen=named(frozen), trained=named(trained), flags=flags),
+            fix=kv(**{f"model__freeze_{part}": False for part in frozen}),
+        )
+    ]
+
+
 # Tensor-core formats per GPU generation: FP8 from Hopper (Ada too, not in our GPU table), MXFP8 and NVFP4
 # from Blackwell.
 _PRECISION_NEEDS = {
@@ -1264,6 +1294,7 @@ RULES: list[Rule] = [
     rule_cpu_offloading,
     rule_moe_pitfalls,
     rule_vlm_data,
+    rule_vlm_frozen,
     rule_single_gpu,
     rule_precision,
     rule_override_sections,
