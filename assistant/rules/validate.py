@@ -254,7 +254,8 @@ def rule_tp_nvlink(ctx: _Context) -> list[Finding]:
 
 def rule_sequence_parallel(ctx: _Context) -> list[Finding]:
     config = ctx.config
-    if config.tp > 1 and not config.sp:
+    flux = ctx.arch is not None and ctx.arch.diffusion is not None and ctx.arch.diffusion.kind == "flux"
+    if config.tp > 1 and not config.sp and not flux:  # Bridge's Flux forward scatters no sequence for SP
         with_ep = config.ep > 1
         return [
             finding(
