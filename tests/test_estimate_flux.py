@@ -135,3 +135,20 @@ def test_no_sequence_parallel_advice_for_flux():
     assert "sp-off" in ids(
         load_model_arch("Wan-AI/Wan2.1-T2V-14B-Diffusers", kb=kb)
     )  # Wan's layers do scatter
+
+
+@pytest.mark.parametrize("gpus", [2, 16])
+def test_a_flux_plan_keeps_pp_cp_1_without_sp_and_never_advises_recompute(gpus):
+    """The planner keeps the layouts Bridge's Flux builds (PP 1, CP 1, no SP); when the plan does not fit,
+    the advice is GPUs, not model.recompute_granularity=full (Flux.forward runs its blocks itself)."""
+    from assistant.planning.resize import resize
+
+    kb, record = knowledge_base(), _record()
+    result = resize(record, recipe_arch(record, kb), Cluster(num_gpus=gpus, gpu_type="h100"), kb=kb)
+    assert result.plan is not None
+    assert (result.plan.pp, result.plan.cp, result.plan.sp) == (1, 1, False)
+    assert result.fit is not None and result.fit.status == ("does-not-fit" if gpus == 2 else "fits")
+    oom = [f for f in result.findings if f.id == "fit-oom"]
+    assert len(oom) == (gpus == 2)
+    assert all("recompute_granularity=full" not in (f.fix or "") for f in oom)
+    assert all("has no effect" in f.message and "不起作用" in f.message_zh for f in oom)

@@ -52,6 +52,12 @@ class DitParams:
     single_replicated: float = 0.0
 
 
+def tensor_parallel_only(arch: ModelArch) -> bool:
+    """Bridge's Flux builds every block on each rank and scatters no sequence (`flux_provider.py`
+    `provide`, `flux_model.py` `forward`): of the model-parallel sizes only TP applies, without SP."""
+    return arch.diffusion is not None and arch.diffusion.kind == "flux"
+
+
 def diffusion_dims(arch: ModelArch) -> DiffusionDims:
     if arch.diffusion is None:
         raise UserError(f"{arch.hf_model_id} is not a diffusion transformer")

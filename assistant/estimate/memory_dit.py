@@ -15,7 +15,13 @@ import math
 from typing import Literal
 
 from assistant.errors import UserError
-from assistant.estimate.dit import DitParams, dit_params, dit_saved_elements, flux_saved_elements
+from assistant.estimate.dit import (
+    DitParams,
+    dit_params,
+    dit_saved_elements,
+    flux_saved_elements,
+    tensor_parallel_only,
+)
 from assistant.estimate.hardware import GIB, GpuSpec
 from assistant.estimate.memory import (
     TIGHT_MARGIN,
@@ -63,7 +69,7 @@ def estimate_dit_memory(
     param_bytes, grad_bytes = weight_bytes(run), 4.0 if run.grad_reduce_in_fp32 else 2.0
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
     weights_of = dit_params(arch)
-    if arch.diffusion is not None and arch.diffusion.kind == "flux":
+    if tensor_parallel_only(arch):  # FLUX
         bytes_per_weight = (param_bytes, grad_bytes, opt_bytes)
         return _flux_memory(arch, layout, hw, run, ov, weights_of, bytes_per_weight, shard)
     tokens = run.seq_length * mbs / c  # video tokens one rank holds per micro-batch
