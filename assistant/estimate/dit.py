@@ -135,7 +135,8 @@ def flux_params(arch: ModelArch) -> DitParams:
 
 @dataclass(frozen=True, slots=True)
 class DitSaved:
-    """Elements one Wan layer saves for backward per video token, by how tensor parallelism splits them."""
+    """Elements one Wan layer (or FLUX block) saves for backward per token, by how tensor parallelism splits
+    them."""
 
     sequence: float  # hidden-wide, split over TP only with sequence parallelism
     heads: float  # split over TP by heads (or the FFN)

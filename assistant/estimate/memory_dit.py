@@ -217,9 +217,9 @@ def _flux_memory(
         f"{image:,} image + {text:,} text tokens per micro-batch, whole on every TP rank (text at the "
         f"record's {dd.context_tokens} T5 tokens per sample)",
         "activations counted in bf16; flash/fused attention (no s×s scores); norm statistics and the "
-        "flow-matching loss on the 64-channel prediction not counted",
+        f"flow-matching loss on the {dd.out_channels * dd.patch_volume}-channel prediction not counted",
         "q and k saved as the TE RMSNorms' contiguous copies (Transformer Engine is not read here; a kept "
-        "fused-QKV view would add one hidden per token and block)",
+        "fused-QKV view would add one hidden per token and block, split over TP)",
         f"fixed overheads: {ov.workspace_gib:g} GiB workspaces, {ov.non_torch_gib:g} GiB CUDA context + "
         f"NCCL, {ov.fragmentation:.0%} fragmentation ({ov.source})",
     ]
