@@ -210,8 +210,9 @@ class Catalog(Record):
 
 
 class DiffusionDims(Record):
-    """What a diffusion transformer (Megatron-Bridge's WanModelProvider) has beyond a transformer stack: every
-    layer cross-attends to a projected text context, and the tokens are patches of a video latent."""
+    """What a diffusion transformer (Megatron-Bridge's WanModelProvider, FluxProvider) has beyond a
+    transformer stack: a projected text context (cross-attended by every Wan layer, joined to the image
+    tokens by FLUX), and tokens that are patches of a video or image latent."""
 
     cross_attention_size: int  # crossattn_emb_size: width of the projected text context
     context_tokens: int  # text_len: text-encoder tokens per sample
@@ -223,6 +224,13 @@ class DiffusionDims(Record):
     freq_dim: int  # sinusoidal timestep width (time_embedder input)
     # Latent frames, height and width of one sample when the recipe does not set them (the data config's).
     sample_latents: tuple[int, int, int]
+    # FLUX (FluxProvider): the first joint_layers of num_layers are double-stream (MMDiT) blocks, the rest
+    # single-stream; the text joins the image tokens in one attention instead of a cross-attention.
+    kind: Literal["wan", "flux"] = "wan"
+    joint_layers: int = 0
+    pooled_dim: int = 0  # vec_in_dim: the CLIP pooled embedding (vector_embedding input)
+    guidance_embed: bool = False  # FLUX.1-dev's guidance embedder
+    vae_scale_factor: int = 0  # image pixels per latent, to turn dataset.image_H/W into latents
 
     @property
     def patch_volume(self) -> int:
@@ -325,7 +333,7 @@ class ModelArch(Record):
     dsa_indexer_topk: int | None = None
     num_residual_streams: int | None = None
     moe_n_hash_layers: int | None = None  # the first MoE layers route by a token-id table, not a learned gate
-    # A diffusion transformer (Wan): no vocabulary, cross-attention in every layer, latent-patch tokens.
+    # A diffusion transformer (Wan, FLUX): no vocabulary, text conditioning per layer, latent-patch tokens.
     diffusion: DiffusionDims | None = None
     # A VLM's vision encoder and projector, when their widths are sourced.
     vision: VisionTowerDims | None = None

@@ -789,6 +789,10 @@ MESSAGES: dict[str, str] = {
     "fit-oom.mbs_is_one": (
         "train.micro_batch_size is already 1: add recompute (model.recompute_granularity=full) or GPUs."
     ),
+    "fit-oom.flux": (
+        "Bridge's Flux runs its blocks itself, so model.recompute_granularity has no effect: lower "
+        "train.micro_batch_size if it is above 1, or add GPUs (data parallelism shards the optimizer state)."
+    ),
     "reason.tp": (
         "TP {value}: divides the {groups} KV heads, stays inside one NVLink domain, and is the "
         "smallest that fits."

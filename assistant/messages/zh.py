@@ -681,6 +681,10 @@ MESSAGES: dict[str, str] = {
     "fit-oom.mbs_is_one": (
         "train.micro_batch_size 已经是 1：请开启重计算（model.recompute_granularity=full）或增加 GPU。"
     ),
+    "fit-oom.flux": (
+        "Bridge 的 Flux 自行逐块运行前向，model.recompute_granularity 不起作用：若 train.micro_batch_size "
+        "大于 1 请先减小，否则请增加 GPU（数据并行会切分优化器状态）。"
+    ),
     "reason.tp": "TP {value}：能整除 {groups} 个 KV 头、不跨 NVLink 域，且是能放下模型的最小值。",
     "reason.pp": "PP {value}：仅靠 TP 无法在 {gpu} 上放下模型，因此把层切成 {value} 个流水线阶段。",
     "reason.pp1": "PP 1：无需流水线即可放下模型，避免流水线气泡。",

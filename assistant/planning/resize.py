@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from assistant.errors import UserError
+from assistant.estimate.dit import tensor_parallel_only
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import estimable, memory_floor
 from assistant.estimate.run import RunSettings
@@ -204,6 +205,8 @@ def _candidates(
         if t <= domain and (groups % t == 0 or t == base.tp) and tp_allowed(arch, t, version)
     ]
     pps = [p for p in divisors(arch.num_layers) if world % p == 0]
+    if tensor_parallel_only(arch):  # FLUX: no pipeline split, no sequence split
+        pps, cp_goal = [1], 1
     if has_flexible_layout(base.values):
         pps = [base.pp] if world % base.pp == 0 else []  # the recipe's own layout fixes PP
     cps = [c for c in (1, 2, 4, 8, 16, 32, 64, 128) if c <= cp_goal and seq % (2 * c) == 0 or c == 1]
@@ -551,7 +554,7 @@ def _finish(
     recipe_pp = base.pp
     split_extra = sum(bool(base.values.get(flag)) for flag in SPLIT_LAYER_FLAGS)
     vp = choose_vp(arch.num_layers, layout.pp, base.vp, recipe_pp, split_extra)
-    sp = layout.tp > 1
+    sp = layout.tp > 1 and not tensor_parallel_only(arch)
     wanted: dict[str, Any] = {
         "tp": layout.tp,
         "pp": layout.pp,
@@ -672,17 +675,16 @@ def _finish(
     if fit.status == "does-not-fit":
         need, have = fit.peak_bytes / 1e9, fit.usable_bytes / 1e9
         lower_mbs = plan.mbs > 1
+        advice = "fit-oom.lower_mbs" if lower_mbs else "fit-oom.mbs_is_one"
+        fix: str | None = "train.micro_batch_size=1" if lower_mbs else "model.recompute_granularity=full"
+        if tensor_parallel_only(arch):  # FLUX: recompute has no effect on its blocks
+            advice, fix = "fit-oom.flux", "train.micro_batch_size=1" if lower_mbs else None
         findings.append(
             finding(
                 "fit-oom",
                 "warning",
-                msg(
-                    "fit-oom",
-                    need=need,
-                    have=have,
-                    advice=msg("fit-oom.lower_mbs" if lower_mbs else "fit-oom.mbs_is_one"),
-                ),
-                fix="train.micro_batch_size=1" if lower_mbs else "model.recompute_granularity=full",
+                msg("fit-oom", need=need, have=have, advice=msg(advice)),
+                fix=fix,
             )
         )
     return ResizeResult(plan=plan, overrides=overrides, findings=findings, config=config, fit=fit)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from math import prod
 
+from assistant.estimate.dit import tensor_parallel_only
 from assistant.estimate.features import FROZEN_PARTS
 from assistant.estimate.hardware import GpuSpec
 from assistant.estimate.memory import estimable, expert_params_per_gpu
@@ -254,7 +255,8 @@ def rule_tp_nvlink(ctx: _Context) -> list[Finding]:
 
 def rule_sequence_parallel(ctx: _Context) -> list[Finding]:
     config = ctx.config
-    if config.tp > 1 and not config.sp:
+    no_sp = ctx.arch is not None and tensor_parallel_only(ctx.arch)  # Bridge's Flux scatters no sequence
+    if config.tp > 1 and not config.sp and not no_sp:
         with_ep = config.ep > 1
         return [
             finding(
