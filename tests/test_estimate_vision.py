@@ -53,6 +53,80 @@ def test_language_model_and_tower_add_up_to_the_model_card(stem: str, card_billi
     assert total / 1e9 == pytest.approx(card_billions, rel=0.002)
 
 
+@pytest.mark.parametrize(
+    ("stem", "card"),
+    [
+        ("google__gemma-3-4b-it", "4.3"),
+        ("google__gemma-3-12b-it", "12.2"),
+        ("google__gemma-3-27b-it", "27.4"),
+        ("mistralai__Ministral-3-3B-Instruct-2512", "3.8"),
+        ("mistralai__Ministral-3-8B-Instruct-2512", "8.9"),
+        ("mistralai__Ministral-3-14B-Instruct-2512", "13.9"),
+        ("zai-org__GLM-4.5V", "107.71"),
+    ],
+)
+def test_other_builds_add_up_to_the_published_size_to_its_last_digit(stem: str, card: str) -> None:
+    """SigLIP (Gemma 3), Pixtral (Ministral 3) and GLM-4V (GLM-4.5V) towers with their projectors: LM + tower
+    rounds to the published total (model card, Bridge docs, or a checkpoint's weight listing less its
+    biases), i.e. lies within half a unit of its last digit."""
+    arch = _arch(stem)
+    assert arch.vision is not None
+    total = (count_parameters(arch)[0] + vision_params(arch.vision).total) / 1e9
+    half_unit = 0.5 * 10 ** -len(card.partition(".")[2])
+    assert abs(total - float(card)) <= half_unit
+
+
+def test_gemma3_siglip_tower_by_hand() -> None:
+    """Gemma 3's SigLIP encoder is the technical report's 417M; only the projector's linear is sharded."""
+    arch = _arch("google__gemma-3-4b-it")
+    assert arch.vision is not None
+    h, f = 1152, 4304
+    block = 2 * 2 * h + 4 * (h * h + h) + h * f + f + f * h + h
+    encoder = 27 * block + (3 * 14 * 14 * h + h) + 4096 * h + 2 * h
+    counts = vision_params(arch.vision)
+    assert counts.encoder_per_rank(4) == encoder and round(encoder / 1e6) == 417
+    assert counts.projector_per_rank(1) == h + h * 2560
+    assert counts.projector_per_rank(4) == h + h * 2560 / 4
+
+
+def test_ministral3_pixtral_tower_by_hand() -> None:
+    """Pixtral: RMSNorm, SwiGLU, no biases; the Mistral 3 projector merges 2x2 patches, then two linears."""
+    arch = _arch("mistralai__Ministral-3-8B-Instruct-2512")
+    assert arch.vision is not None
+    h, f, out = 1024, 4096, 4096
+    encoder = 24 * (2 * h + 4 * h * h + 3 * h * f) + 3 * 14 * 14 * h + h
+    projector = h + 4 * h * h + h * out + out * out
+    counts = vision_params(arch.vision)
+    assert (counts.encoder_per_rank(8), counts.projector_per_rank(8)) == (encoder, projector)
+
+
+def test_glm45v_tower_equals_the_checkpoint_weight_listing() -> None:
+    """The visual.* weights of the GLM-4.5V checkpoint, shape by shape (blocks, downsample, merger, norms)."""
+    arch = _arch("zai-org__GLM-4.5V")
+    assert arch.vision is not None
+    h, out, ctx = 1536, 4096, 10944
+    blocks = 24 * (h * 3 * h + h * h + 3 * out * h + 2 * h)
+    stem = 3 * 2 * 14 * 14 * h + h + 576 * h + 2 * h  # patch Conv3d, positions, post_conv/post norms
+    downsample = out * h * 2 * 2 + out
+    merger = out * out + 2 * out + 3 * out * ctx
+    assert vision_params(arch.vision).total == blocks + stem + downsample + merger == 858_681_856
+
+
+def test_kimi_k25_tower_equals_the_checkpoint_weight_listing() -> None:
+    """MoonViT (biased LayerNorm/GELU blocks, a final LayerNorm, a 64x64 position table) and the patch-merger
+    projector, shape by shape from the checkpoint's vision_tower.* and mm_projector.* tensors."""
+    arch = _arch("moonshotai__Kimi-K2.5")
+    assert arch.vision is not None
+    h, f, merged, out = 1152, 4304, 4 * 1152, 7168
+    block = 3 * h * h + 3 * h + h * h + h + h * f + f + f * h + h + 2 * 2 * h
+    encoder = 27 * block + 2 * h + 64 * 64 * h + 3 * 14 * 14 * h + h
+    projector = 2 * h + merged * merged + merged + merged * out + out
+    counts = vision_params(arch.vision)
+    assert (counts.encoder_per_rank(8), counts.projector_per_rank(8)) == (encoder, projector)
+    assert counts.total == 471_143_920
+    assert round((count_parameters(arch)[0] + counts.total) / 1e12) == 1  # the published 1T
+
+
 def test_tower_by_hand_qwen3_vl() -> None:
     """Qwen3-VL-8B's tower from the module constructors: 27 blocks, patch and position embeddings, the merger
     and three deepstack mergers (LayerNorm after the 2x2 merge)."""
@@ -92,6 +166,19 @@ def test_tensor_parallel_shards_only_the_megatron_built_tower(arch: ModelArch, s
         assert 0.5 * whole < delta < 0.6 * whole  # the linears halve; norms, biases, embeddings stay whole
     else:
         assert delta == pytest.approx(whole)
+
+
+def test_gemma3_shards_only_its_projector_linear_over_tp() -> None:
+    """SigLIP is a Hugging Face module, whole on every rank; the projector's ColumnParallelLinear is not."""
+    arch = _arch("google__gemma-3-4b-it")
+    plan = _plan(tp=2, pp=1, gpus=2)
+    delta = (
+        estimate_memory(arch, plan, HW["h100"], RUN).breakdown.params
+        - estimate_memory(_without_tower(arch), plan, HW["h100"], RUN).breakdown.params
+    )
+    assert arch.vision is not None
+    linear = 1152 * 2560
+    assert delta == pytest.approx(2 * (vision_params(arch.vision).total - linear / 2))
 
 
 def test_recipe_freeze_flags_are_read() -> None:
