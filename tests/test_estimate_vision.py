@@ -239,6 +239,63 @@ def test_a_users_config_json_gets_the_same_tower(arch: ModelArch, model_type: st
     assert vision_from_hf_config({"model_type": "gemma3", "vision_config": _vision_config(arch)}) is None
 
 
+# The config.json spellings of each build, with the widths of the public configs the records cite.
+_GEMMA3_CONFIG = {
+    "model_type": "gemma3", "text_config": {"hidden_size": 2560},
+    "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+                      "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
+                      "patch_size": 14, "vision_use_head": False},
+}  # fmt: skip
+_MINISTRAL3_CONFIG = {
+    "model_type": "mistral3", "multimodal_projector_bias": False, "spatial_merge_size": 2,
+    "vision_feature_layer": -1, "text_config": {"hidden_size": 4096},
+    "vision_config": {"hidden_size": 1024, "image_size": 1540, "intermediate_size": 4096,
+                      "model_type": "pixtral", "num_attention_heads": 16, "num_channels": 3,
+                      "num_hidden_layers": 24, "patch_size": 14},
+}  # fmt: skip
+_GLM45V_CONFIG = {
+    "model_type": "glm4v_moe", "text_config": {"hidden_size": 4096},
+    "vision_config": {"attention_bias": False, "depth": 24, "hidden_size": 1536, "image_size": 336,
+                      "in_channels": 3, "intermediate_size": 10944, "num_heads": 12, "out_hidden_size": 4096,
+                      "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2},
+}  # fmt: skip
+_KIMI_VISION = {
+    "init_pos_emb_height": 64, "init_pos_emb_width": 64, "merge_kernel_size": [2, 2],
+    "mm_projector_type": "patchmerger", "patch_size": 14, "text_hidden_size": 7168, "vt_hidden_size": 1152,
+    "vt_intermediate_size": 4304, "vt_num_attention_heads": 16, "vt_num_hidden_layers": 27,
+}  # fmt: skip
+_KIMI_K25_CONFIG = {"model_type": "kimi_k25", "text_config": {"hidden_size": 7168},
+                    "vision_config": _KIMI_VISION}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "stem"),
+    [
+        (_GEMMA3_CONFIG, "google__gemma-3-4b-it"),
+        (_MINISTRAL3_CONFIG, "mistralai__Ministral-3-8B-Instruct-2512"),
+        (_GLM45V_CONFIG, "zai-org__GLM-4.5V"),
+        (_KIMI_K25_CONFIG, "moonshotai__Kimi-K2.5"),
+    ],
+)
+def test_a_users_config_json_of_the_other_builds_gets_the_records_tower(config: dict, stem: str) -> None:
+    assert vision_from_hf_config(config) == _arch(stem).vision
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {**_MINISTRAL3_CONFIG, "multimodal_projector_bias": True},  # biased projector linears
+        {**_MINISTRAL3_CONFIG, "vision_feature_layer": [-1, -8]},  # a wider first projector linear
+        {**_GLM45V_CONFIG, "vision_config": {**_GLM45V_CONFIG["vision_config"], "attention_bias": True}},
+        {**_KIMI_K25_CONFIG, "vision_config": {**_KIMI_VISION, "mm_projector_type": "patchmergerv2"}},
+        {**_GEMMA3_CONFIG, "vision_config": {"hidden_size": 1152}},  # partial: SigLIP's defaults differ
+        {**_GEMMA3_CONFIG, "text_config": {}},  # no language width to project to
+    ],
+)
+def test_a_config_json_with_an_unmodelled_option_leaves_the_tower_uncounted(config: dict) -> None:
+    assert vision_from_hf_config(config) is None
+
+
 def test_a_frozen_language_model_runs_faster_without_weight_gradients() -> None:
     """No weight-gradient GEMMs, gradient accumulation, gradient reduction or optimizer step for it."""
     plan = _plan(tp=1, pp=1, gpus=8)
