@@ -210,7 +210,7 @@ def test_a_frozen_language_model_keeps_weights_and_trains_only_the_projector() -
 
 
 def test_a_vlm_without_a_sourced_tower_says_it_is_not_counted() -> None:
-    arch = _arch("Qwen__Qwen3.5-4B")
+    arch = _arch("MiniMaxAI__MiniMax-M3")
     assert arch.is_vlm and arch.vision is None
     plan = _plan(tp=1, pp=1, gpus=8)
     notes = estimate_memory(arch, plan, HW["h100"], RUN).assumptions
