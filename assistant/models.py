@@ -20,7 +20,8 @@ from assistant.errors import UserError
 from assistant.estimate.dit import dit_total_params
 from assistant.estimate.shapes import dims_of, mamba_mixer_params, total_params
 from assistant.kb import KnowledgeBase
-from assistant.records import ModelArch, RecipeRecord, VisionTowerDims
+from assistant.records import ModelArch, RecipeRecord
+from assistant.vision_towers import vision_from_hf_config
 
 # Nested keys under which multimodal configs keep their language model, outermost first
 # (Qwen3-Omni: thinker_config.text_config; Nemotron VL: llm_config; most VLMs: text_config).
@@ -208,40 +209,6 @@ def _map_text_config(
         source=source,
     )
     return arch, mixers
-
-
-# Top-level model types whose vision_config Bridge builds as the Qwen3-VL tower (Megatron layers, sharded by
-# TP) or as Qwen2.5-VL's (the HF module, whole on every rank); see assistant/estimate/vision.py.
-_QWEN3_VL_TOWERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
-_QWEN25_VL_TOWERS = ("qwen2_5_vl",)
-_VISION_KEYS = ("depth", "hidden_size", "intermediate_size", "num_heads", "patch_size", "out_hidden_size")
-
-
-def vision_from_hf_config(config: dict[str, Any]) -> VisionTowerDims | None:
-    """The vision tower of a Qwen VLM config.json; None for other models (their towers are not modelled)."""
-    vision, model_type = config.get("vision_config"), config.get("model_type")
-    if not isinstance(vision, dict) or model_type not in _QWEN3_VL_TOWERS + _QWEN25_VL_TOWERS:
-        return None
-    if any(vision.get(key) is None for key in _VISION_KEYS):
-        return None  # a partial vision_config: the tower stays uncounted, as for other VLMs
-    qwen3 = model_type in _QWEN3_VL_TOWERS
-    return VisionTowerDims(
-        depth=int(vision["depth"]),
-        hidden_size=int(vision["hidden_size"]),
-        ffn_hidden_size=int(vision["intermediate_size"]),
-        num_heads=int(vision["num_heads"]),
-        patch_size=int(vision["patch_size"]),
-        temporal_patch_size=int(vision.get("temporal_patch_size", 2)),
-        in_channels=int(_first(vision, "in_channels", "in_chans") or 3),
-        spatial_merge_size=int(vision.get("spatial_merge_size", 2)),
-        out_hidden_size=int(vision["out_hidden_size"]),
-        num_position_embeddings=int(vision.get("num_position_embeddings") or 0) if qwen3 else 0,
-        gated_mlp=not qwen3,
-        layer_norm=qwen3,
-        patch_bias=qwen3,
-        deepstack_mergers=len(vision.get("deepstack_visual_indexes") or []) if qwen3 else 0,
-        tensor_parallel=qwen3,
-    )
 
 
 def _linear_fields(text: dict[str, Any], mixers: MixerDims) -> dict[str, Any]:

@@ -243,26 +243,35 @@ class DiffusionDims(Record):
 
 
 class VisionTowerDims(Record):
-    """A VLM's vision encoder and its projector (the patch merger) as Megatron-Bridge builds them, in the
-    names of the HF `vision_config` (Qwen2.5-VL, Qwen3-VL, Qwen3.5): the memory estimate puts them on the
-    first pipeline stage, beside the embedding."""
+    """A VLM's vision encoder and its projector as Megatron-Bridge builds them, in the names of the HF
+    `vision_config` (Qwen2.5-VL, Qwen3-VL, Qwen3.5, Gemma 3's SigLIP, Ministral 3's Pixtral, GLM-4.5V,
+    Kimi-K2.5's MoonViT):
+    the memory estimate puts them on the first pipeline stage, beside the embedding."""
 
     depth: int  # encoder blocks
     hidden_size: int
-    ffn_hidden_size: int  # intermediate_size
+    ffn_hidden_size: int  # the blocks' MLP width (intermediate_size; GLM-4V: out_hidden_size)
     num_heads: int
     patch_size: int
     temporal_patch_size: int = 1
     in_channels: int = 3
     spatial_merge_size: int = 1  # the merger concatenates merge² patches before its two linears
-    out_hidden_size: int  # the language model's width, which the merger projects to
-    num_position_embeddings: int = 0  # a learned position table (Qwen3-VL); 0: rotary positions only
-    gated_mlp: bool = False  # SwiGLU blocks (Qwen2.5-VL); else GELU with two linears
+    out_hidden_size: int  # the language model's width, which the projector maps to
+    num_position_embeddings: int = 0  # a learned position table (Qwen3-VL, SigLIP, GLM-4V); 0: rotary only
+    gated_mlp: bool = False  # SwiGLU blocks (Qwen2.5-VL, Pixtral, GLM-4V); else GELU with two linears
     layer_norm: bool = True  # LayerNorm with a bias; False: RMSNorm (weight only)
-    patch_bias: bool = True  # the patch-embedding Conv3d has a bias
+    patch_bias: bool = True  # the patch-embedding convolution has a bias
+    linear_bias: bool = True  # the blocks' attention and MLP linears have biases (Pixtral, GLM-4V: none)
+    extra_norms: int = 0  # hidden-wide norms outside the blocks (SigLIP/MoonViT final norm, Pixtral ln_pre)
     deepstack_mergers: int = 0  # Qwen3-VL: one more merger per deepstack_visual_indexes entry
+    # How Bridge builds the projector: "merger" (Qwen: norm, merge² concat, two linears), "gemma3" (an
+    # RMSNorm and one column-parallel linear without bias), "mistral3" (RMSNorm, a merge² patch-merging
+    # linear, two linears without bias), "glm4v" (merge² Conv2d downsample, a gated MLP merger).
+    projector: Literal["merger", "gemma3", "mistral3", "glm4v"] = "merger"
+    projector_ffn_hidden_size: int = 0  # GLM-4V's merger MLP width (the vision_config intermediate_size)
     # Bridge builds the tower from Megatron layers sharded over the language model's TP group (Qwen3-VL,
-    # Qwen3.5); False: the Hugging Face module, whole on every TP rank (Qwen2.5-VL).
+    # Qwen3.5); False: a Hugging Face module, whole on every TP rank (Qwen2.5-VL, SigLIP, Pixtral, GLM-4V,
+    # MoonViT).
     tensor_parallel: bool = False
 
 

@@ -573,11 +573,10 @@ def _vision_state(
     tower: VisionTowerDims, run: RunSettings, t: int, grad_bytes: float, opt_bytes: float, dense_shard: int
 ) -> tuple[float, float, float]:
     """Weights, gradients and optimizer state of a VLM's vision tower on the first stage (bytes): in bf16
-    (Bridge builds it without the FP8 recipe), sharded by TP when Megatron-native, trained unless the recipe
-    freezes it (freeze_vision_model, freeze_vision_projection) or the run is LoRA (a frozen base)."""
+    (Bridge builds it without the FP8 recipe), its Megatron-built parts sharded by TP, trained unless the
+    recipe freezes it (freeze_vision_model, freeze_vision_projection) or the run is LoRA (a frozen base)."""
     counts = vision_params(tower)
-    tp = t if tower.tensor_parallel else 1
-    encoder, projector = counts.encoder_per_rank(tp), counts.projector_per_rank(tp)
+    encoder, projector = counts.encoder_per_rank(t), counts.projector_per_rank(t)
     frozen = run.features.frozen
     trained = 0.0 if run.mode == "peft" else (
         (0.0 if "vision_model" in frozen else encoder) + (0.0 if "vision_projection" in frozen else projector)
