@@ -349,6 +349,13 @@ DOC_ROWS_SYMPTOMS = [
     ),
     ("Can the PEFT adapters be merged back for export?", "0.6.0", "lora-merge-moe"),
     ("LoRA 微调完怎么把 adapter 合并回原模型？", "0.5.1", "lora-merge-moe"),
+    (
+        "ValueError: Non-mock dataset not yet supported. Pass mock=True or omit for default.",
+        "0.5.1",
+        "vlm-pretrain-mock-only",
+    ),
+    ("How do I pretrain Qwen3-VL 8B on my own image-text data?", "0.6.0", "vlm-pretrain-mock-only"),
+    ("用自己的图文数据预训练 Qwen3.5-VL 9B 应该用哪个 recipe？", "main", "vlm-pretrain-mock-only"),
 ]
 
 DOC_ROWS_NO_SYMPTOM = [
@@ -376,6 +383,8 @@ DOC_ROWS_NO_SYMPTOM = [
     "What does reuse_grad_buf_for_mxfp8_param_ag do?",
     "How do I use HybridEP for Qwen3 235B on GB200 with EP 32?",
     "LoRA fine-tune Qwen3 30B-A3B on 8 H100",
+    "Pretrain Qwen3-VL 8B on 8 H100",
+    "SFT Qwen3-VL 8B on my own image-text data",
 ]
 
 
