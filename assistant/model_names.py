@@ -553,6 +553,28 @@ def related_stems(text: str, known_stems: Sequence[str]) -> RelatedStems:
     return RelatedStems(vendor, same, vision)
 
 
+# "text-only", "language model only", "without the vision tower", "纯文本": the user wants the LLM of a model
+# whose Hugging Face name is its vision-language form (Qwen/Qwen3.5-9B is the VL model; the text recipes
+# train Qwen/Qwen3.5-9B-Base).
+_TEXT_ONLY = re.compile(
+    r"\btext[- ]only\b|\b(?:language|LLM|text)[- ]model[- ]only\b|\bonly the (?:language|text) model\b"
+    r"|\bwithout (?:the |a )?(?:vision|image|visual)\b|\bno (?:vision|image) (?:tower|encoder|part)\b"
+    r"|\bnon[- ]?(?:VL|vision|multimodal)\b|纯文本|仅文本|只有文本|只要文本|不带视觉|不含视觉|去掉视觉",
+    re.IGNORECASE,
+)
+
+
+def text_only_stem(stem: str, text: str, known_stems: Iterable[str]) -> str:
+    """The text-only sibling of a vision-language stem (qwen35_vl_9b -> qwen35_text_9b) when `text` asks for
+    the language model only and the catalog has that sibling; otherwise `stem` unchanged. Only a `text`
+    sibling is the same model: qwen3_8b is not the language model of qwen3_vl_8b."""
+    tokens = stem.split("_")
+    if "vl" not in tokens or not _TEXT_ONLY.search(text):
+        return stem
+    sibling = "_".join("text" if token == "vl" else token for token in tokens)
+    return sibling if sibling in set(known_stems) else stem
+
+
 def candidate_stems(
     text: str, known_stems: Sequence[str], hf_ids: Mapping[str, str] | None = None
 ) -> list[str]:

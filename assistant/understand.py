@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from assistant.config_text import read_config_text
 from assistant.errors import UserError
-from assistant.model_names import StemIndex, find_hf_id, match_model, split_recipe_name
+from assistant.model_names import StemIndex, find_hf_id, match_model, split_recipe_name, text_only_stem
 from assistant.records import Intent, Slots
 
 # Long pastes keep their head (the question or the traceback top) and tail (the error line, the question).
@@ -687,15 +687,16 @@ def understand(
 
     hf_id = find_hf_id(prose)
     found = match_model(prose, index)
+    stem = text_only_stem(found.stem, prose, index.infos) if found and found.stem else None
     if found is None and hf_id:
         slots["model_text"] = hf_id
     if found is not None:
         slots["model_text"] = hf_id if hf_id and found.text in hf_id else found.text
-        slots["model_stem"] = found.stem
+        slots["model_stem"] = stem
     if hf_id:
         slots["hf_model_id"] = hf_id
-    elif found and found.stem and hf_ids and found.stem in hf_ids:
-        slots["hf_model_id"] = hf_ids[found.stem]
+    elif stem and hf_ids and stem in hf_ids:
+        slots["hf_model_id"] = hf_ids[stem]
     if recipe_parts and recipe_parts.stem in index.infos and not slots.get("model_stem"):
         slots["model_stem"] = recipe_parts.stem
         slots.setdefault("model_text", recipe_parts.stem)

@@ -304,6 +304,58 @@ DOC_ROWS_SYMPTOMS = [
     ),
     ("moe_permute_fusion=True fails with a Triton error", "main", "moe-permute-fusion-bringup"),
     ("开启 moe_permute_fusion 后报错", "0.5.1", "moe-permute-fusion-bringup"),
+    (
+        "Llama 3.1 405B MXFP8 on GB200: the grad norm turns NaN once "
+        "overlap_param_gather_with_optimizer_step is on",
+        "0.6.0",
+        "mxfp8-param-gather-with-optimizer-step-nan",
+    ),
+    (
+        "DeepSeek V3 in mxfp8 on B200 logs grad norm nan after a few hundred steps",
+        "0.3.1",
+        "mxfp8-param-gather-with-optimizer-step-nan",
+    ),
+    ("用 MXFP8 训练时 grad norm 变成 NaN，怎么办？", "0.5.1", "mxfp8-param-gather-with-optimizer-step-nan"),
+    (
+        "With reuse_grad_buf_for_mxfp8_param_ag the weights saved at the end of training are all zero",
+        "0.3.1",
+        "mxfp8-forced-param-sync-stale",
+    ),
+    (
+        "MXFP8 run: Parameter hashes not matching across DP replicas in the weight hash check",
+        "0.5.1",
+        "mxfp8-forced-param-sync-stale",
+    ),
+    ("开启 reuse_grad_buf_for_mxfp8_param_ag 后权重被清零了", "main", "mxfp8-forced-param-sync-stale"),
+    (
+        "HybridEP crashes at init after I changed EP from 16 to 32 on B200",
+        "0.6.0",
+        "hybridep-topology-ep-mismatch",
+    ),
+    (
+        "What should NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN be on GB200?",
+        "0.5.1",
+        "hybridep-topology-ep-mismatch",
+    ),
+    (
+        "把 expert_model_parallel_size 改成 64 之后 hybridep 初始化报错",
+        "main",
+        "hybridep-topology-ep-mismatch",
+    ),
+    (
+        "How do I merge my LoRA adapter into the base model after fine-tuning Qwen3 30B-A3B?",
+        "0.3.1",
+        "lora-merge-moe",
+    ),
+    ("Can the PEFT adapters be merged back for export?", "0.6.0", "lora-merge-moe"),
+    ("LoRA 微调完怎么把 adapter 合并回原模型？", "0.5.1", "lora-merge-moe"),
+    (
+        "ValueError: Non-mock dataset not yet supported. Pass mock=True or omit for default.",
+        "0.5.1",
+        "vlm-pretrain-mock-only",
+    ),
+    ("How do I pretrain Qwen3-VL 8B on my own image-text data?", "0.6.0", "vlm-pretrain-mock-only"),
+    ("用自己的图文数据预训练 Qwen3.5-VL 9B 应该用哪个 recipe？", "main", "vlm-pretrain-mock-only"),
 ]
 
 DOC_ROWS_NO_SYMPTOM = [
@@ -327,6 +379,12 @@ DOC_ROWS_NO_SYMPTOM = [
     "Use activation offloading with PP 1 for Llama 3 70B",
     "如何为 Llama 3 8B 开启 CUDA 图？",
     "Qwen3-VL 的上下文并行怎么设置？",
+    "Pretrain Llama 3 70B in MXFP8 with overlap_param_gather on 64 B200",
+    "What does reuse_grad_buf_for_mxfp8_param_ag do?",
+    "How do I use HybridEP for Qwen3 235B on GB200 with EP 32?",
+    "LoRA fine-tune Qwen3 30B-A3B on 8 H100",
+    "Pretrain Qwen3-VL 8B on 8 H100",
+    "SFT Qwen3-VL 8B on my own image-text data",
 ]
 
 
@@ -375,6 +433,17 @@ def test_the_fact_follows_the_release():
     assert "best-effort" in known_cause_lines(mlm, "0.5.1", "en", CAUSES)
     assert "translate_mlm_to_bridge.py" in known_cause_lines(mlm, "main", "en", CAUSES)
     assert _ids("Moonlight 16B got slower with TP 2", "0.3.1") == []  # listed from the 26.06 notes on
+    # the MXFP8 forced param sync: a later fix before 0.6.0, what the release has from 0.6.0
+    stale = "MXFP8 with reuse_grad_buf_for_mxfp8_param_ag: weights look stale after the weight hash check"
+    assert known_cause_lines(stale, "0.5.1", "en", CAUSES).startswith("**Fixed in a later release**")
+    assert "evaluation only" in known_cause_lines(stale, "0.5.1", "en", CAUSES)
+    assert known_cause_lines(stale, "0.6.0", "en", CAUSES).startswith("**What Megatron-Bridge 0.6.0 has**")
+    # HybridEP: only 0.6.0 on names the Hydra-override gap (PR #6062 is after it)
+    hybrid = "HybridEP fails at init: NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN is 32 but EP is 64"
+    assert "model.expert_model_parallel_size=" in known_cause_lines(hybrid, "0.6.0", "en", CAUSES)
+    assert "model.expert_model_parallel_size=" not in known_cause_lines(hybrid, "0.5.1", "en", CAUSES)
+    # an init failure after an EP change is the topology, not a missing package (初始化 is not 模型初始化)
+    assert _ids("把 EP 从 32 改成 64 之后 HybridEP 初始化失败", "0.6.0") == ["hybridep-topology-ep-mismatch"]
 
 
 def test_lines_name_the_release_and_cite_the_source_in_the_answer_language():

@@ -815,3 +815,45 @@ def test_a_mixed_precision_preset_is_an_override():
     slots = ask("Is llama3_8b_pretrain_config with mixed_precision=bf16_with_fp8_mixed valid on 8 H100?")
     assert slots.overrides == {"mixed_precision": "bf16_with_fp8_mixed"}
     assert slots.intent == "validate" and slots.precision is None  # the preset itself is checked
+
+
+def _catalog_index(version: str) -> tuple[list[str], StemIndex]:
+    """A release's stems and index with its HF ids, as the service builds them (Qwen/Qwen3.5-9B names
+    qwen35_vl_9b)."""
+    path = Path(__file__).resolve().parents[1] / "knowledge_base" / "catalogs" / f"{version}.json"
+    catalog = Catalog(**json.loads(path.read_text(encoding="utf-8")))
+    stems = stems_from_recipe_names(record.name for record in catalog.recipes)
+    hf_ids = {
+        parts.stem: record.hf_model_id
+        for record in catalog.recipes
+        if (parts := split_recipe_name(record.name)) and record.hf_model_id
+    }
+    return stems, StemIndex.build(stems, hf_ids)
+
+
+def _stem(question: str, version: str) -> str | None:
+    stems, index = _catalog_index(version)
+    return understand(question, known_stems=stems, index=index).model_stem
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "On 0.6.0, is there a text-only Qwen3.5 9B pretraining recipe? I only find the Qwen3.5-VL ones.",
+        "Pretrain Qwen3.5 9B as a language model only on 8 GB200",
+        "Pretrain Qwen3.5-VL 9B without the vision tower",
+        "有没有纯文本的 Qwen3.5 9B 预训练 recipe？",
+        "Qwen3.5 9B 不带视觉部分，只训练文本，怎么预训练？",
+    ],
+)
+def test_text_only_wording_picks_the_text_recipe_of_a_vision_language_model(question: str) -> None:
+    # 0.6.0 has qwen35_text_9b (Qwen/Qwen3.5-9B-Base) beside qwen35_vl_9b (Qwen/Qwen3.5-9B, the VL model)
+    assert _stem(question, "0.6.0") == "qwen35_text_9b"
+
+
+def test_without_text_only_wording_or_a_text_sibling_the_stem_stays() -> None:
+    assert _stem("Pretrain Qwen3.5 9B on 8 GB200", "0.6.0") == "qwen35_vl_9b"
+    # qwen3_8b is another model, not the language model of Qwen3-VL 8B
+    assert _stem("Qwen3-VL 8B text-only pretraining", "0.6.0") == "qwen3_vl_8b"
+    # 0.5.1 has no text recipe of Qwen3.5 9B
+    assert _stem("text-only Qwen3.5 9B pretraining", "0.5.1") == "qwen35_vl_9b"
