@@ -342,9 +342,9 @@ def count_parameters(arch: ModelArch, mixers: MixerDims | None = None) -> tuple[
     """
     if arch.diffusion is not None:
         return dit_total_params(arch), dit_total_params(arch)
-    if arch.csa_compress_ratios:
-        # DeepSeek-V4: compressors, indexers and hyper-connections are counted by the estimators' shapes
-        # (every weight, with norms and attention sinks); active = all but the unrouted experts.
+    if arch.csa_compress_ratios or arch.other_attention_layers:
+        # DeepSeek-V4 (compressors, indexers, hyper-connections) and models with two attention shapes are
+        # counted by the estimators' shapes (every weight, with norms); active = all but the unrouted experts.
         d = dims_of(arch)
         total = int(total_params(d))
         return total, total - d.moe_layers * (d.experts - d.topk) * d.glu * d.hidden * d.moe_ffn

@@ -21,6 +21,7 @@ from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import (
     Dims,
     TokenFlops,
+    attention_shapes,
     dims_of,
     flops_per_token,
     gdn_flops,
@@ -250,7 +251,10 @@ def estimate_throughput(
     if c > 1:
         kv = 2 * tokens_mb * d.kv_width * 2
         per_layer = 3 * (c - 1) * kv / _link(t * c, hw, gpus_per_node)
-        comm.cp = cal.cp_exposed * per_layer * d.attn_layers / p * m
+        # a second attention shape's layers pass their own K and V: counted in main-shape layers
+        shapes = attention_shapes(d, whole_model(d))
+        kv_layers = d.attn_layers if len(shapes) == 1 else sum(s.kv_width * n for s, n in shapes) / d.kv_width
+        comm.cp = cal.cp_exposed * per_layer * kv_layers / p * m
     if e > 1 and d.moe_layers:
         a2a = 2 * tokens_mb / t * d.topk * d.expert_io * act_bytes / e  # bytes to each peer
         domain = hw.nvlink_group(gpus_per_node)
@@ -436,13 +440,13 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     quantisation) inside the GEMM kernels."""
     expert_act = 0 if fused_expert_mlp else 3 * d.moe_ffn
     norm = 2 * d.hidden  # each sublayer's pre-norm and residual add
-    attention = norm + d.q_width + 2 * d.kv_width
+    attention = sum((norm + s.q_width + 2 * s.kv_width) * n for s, n in attention_shapes(d, whole_model(d)))
     mlp = norm + 3 * d.ffn
     moe = norm + d.topk * (2 * d.expert_io + expert_act) + 3 * d.shared_ffn + 2 * d.latent
     mamba = norm + 2 * d.mamba_conv_width + 3 * d.d_inner
     gdn = norm + 2 * d.gdn_conv_width + 3 * d.lin_v
     return 2 * (
-        d.attn_layers * attention
+        attention
         + d.dense_layers * mlp
         + d.moe_layers * moe
         + d.mamba_layers * mamba
@@ -453,7 +457,7 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
 def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     """BF16 bytes per token of every GEMM input (QKV, projection, MLP in and out, expert MLPs, Mamba in and
     out projections). A fused grouped expert MLP casts the expert activation inside its kernel."""
-    attention = d.hidden + d.q_width
+    attention = sum((d.hidden + s.q_width) * n for s, n in attention_shapes(d, whole_model(d)))
     mlp = d.hidden + d.ffn
     moe = (
         d.topk * (d.expert_io + (0 if fused_expert_mlp else d.moe_ffn))
@@ -463,7 +467,7 @@ def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     mamba = d.hidden + d.d_inner
     gdn = d.hidden + d.lin_v
     return 2 * (
-        d.attn_layers * attention
+        attention
         + d.dense_layers * mlp
         + d.moe_layers * moe
         + d.mamba_layers * mamba
