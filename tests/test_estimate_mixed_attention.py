@@ -131,3 +131,41 @@ def test_an_incomplete_second_shape_is_not_estimated() -> None:
     half = STEP.model_copy(update={"other_num_query_groups": None})
     with pytest.raises(UserError, match="second attention shape is not whole"):
         dims_of(half)
+
+
+# The public config.json values the records cite (their `source`), as a user's config.json gives them.
+STEP_CONFIG = {
+    "architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+    "num_hidden_layers": 45, "vocab_size": 128896, "num_attention_heads": 64, "num_attention_groups": 8,
+    "head_dim": 128, "intermediate_size": 11264, "moe_num_experts": 288, "moe_top_k": 8,
+    "moe_intermediate_size": 1280, "share_expert_dim": 1280,
+    "moe_layers_enum": ",".join(map(str, range(3, 45))),
+    "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(48)],
+    "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96,
+                                "num_attention_groups": 8, "head_dim": 128},
+    "sliding_window": 512, "use_head_wise_attn_gate": True, "num_nextn_predict_layers": 3,
+    "tie_word_embeddings": False,
+}  # fmt: skip
+GEMMA_CONFIG = {
+    "architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4", "vision_config": {},
+    "text_config": {
+        "model_type": "gemma4_text", "hidden_size": 2816, "num_hidden_layers": 30, "num_attention_heads": 16,
+        "num_key_value_heads": 8, "head_dim": 256, "global_head_dim": 512, "num_global_key_value_heads": 2,
+        "attention_k_eq_v": True, "sliding_window": 1024, "layer_types": (["sliding_attention"] * 5
+        + ["full_attention"]) * 5, "enable_moe_block": True, "num_experts": 128, "top_k_experts": 8,
+        "moe_intermediate_size": 704, "intermediate_size": 2112, "vocab_size": 262144,
+        "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": True,
+        "hidden_size_per_layer_input": 0,
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "record"), [(STEP_CONFIG, STEP), (GEMMA_CONFIG, GEMMA)])
+def test_a_config_json_maps_to_the_bundled_record(config: dict, record: ModelArch) -> None:
+    """load_local_config's mapping gives a user's config.json of either model the record's two shapes."""
+    from assistant.models import arch_from_hf_config
+
+    arch = arch_from_hf_config(config, record.hf_model_id, "test")
+    assert layer_kinds(arch) == layer_kinds(record)
+    assert dims_of(arch) == dims_of(record)
+    assert (arch.total_params, arch.active_params) == (record.total_params, record.active_params)
