@@ -169,3 +169,18 @@ def test_a_config_json_maps_to_the_bundled_record(config: dict, record: ModelArc
     assert layer_kinds(arch) == layer_kinds(record)
     assert dims_of(arch) == dims_of(record)
     assert (arch.total_params, arch.active_params) == (record.total_params, record.active_params)
+
+
+def test_pipeline_stages_are_weighed_by_their_attention_shapes() -> None:
+    """The same five wide global layers slow the pipeline when they all sit on the first stage, not when
+    every stage holds one: the FLOPs are equal, the busiest stage is not."""
+    from assistant.estimate.throughput import estimate_throughput
+
+    wide = {"other_num_attention_heads": 64, "other_num_query_groups": 8}
+    spread = GEMMA.model_copy(update=wide)
+    clustered = GEMMA.model_copy(update={**wide, "other_attention_layers": (0, 1, 2, 3, 4)})
+    layout, run = _plan(40, tp=1, pp=5, cp=1, ep=8, gbs=64), RunSettings(seq_length=8192)
+    even = estimate_throughput(spread, layout, HW["h100"], run)
+    uneven = estimate_throughput(clustered, layout, HW["h100"], run)
+    assert even.flops_per_token == uneven.flops_per_token
+    assert uneven.step_time_s > even.step_time_s * 1.02

@@ -629,10 +629,8 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
     else:
         attn_proj = attn_core = 0.0
         for shape, n in attention_shapes(d, layers):
-            gate = h * shape.q_width if d.attn_gate else 0
-            attn_proj += 6 * n * (h * (shape.q_width + 2 * shape.kv_width) + shape.q_width * h + gate)
-            attn_core += 6 * n * shape.q_width * s if not shape.attn_window else \
-                12 * n * shape.q_width * causal_window_keys(shape.attn_window, s)  # fmt: skip
+            layer_proj, layer_core = gqa_layer_flops(shape, s)
+            attn_proj, attn_core = attn_proj + n * layer_proj, attn_core + n * layer_core
     logits = 6 * h * padded_vocab(d.vocab, tp) * (1 + mtp_layers)
     mamba_proj, scan = mamba_flops(d, d.d_inner, layers.mamba)
     bridge_proj, bridge_scan = mamba_flops(d, 2 * h, layers.mamba)
@@ -646,6 +644,17 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
         ssm_scan=scan + gdn_core,
         bridge_extra=bridge_proj + bridge_scan - mamba_proj - scan,
     )
+
+
+def gqa_layer_flops(d: Dims, seq_length: int) -> tuple[float, float]:
+    """(projections, core) training FLOPs per token of one GQA attention layer of this shape: QKV, output
+    and gate projections; the causal core over seq/2 keys on average, or over a sliding window's keys."""
+    h, q = d.hidden, d.q_width
+    gate = h * q if d.attn_gate else 0
+    proj = 6 * (h * (q + 2 * d.kv_width) + q * h + gate)
+    if not d.attn_window:
+        return proj, 6 * q * seq_length
+    return proj, 12 * q * causal_window_keys(d.attn_window, seq_length)
 
 
 def mamba_flops(d: Dims, inner: int, mixers: int) -> tuple[float, float]:

@@ -25,6 +25,7 @@ from assistant.estimate.shapes import (
     dims_of,
     flops_per_token,
     gdn_flops,
+    gqa_layer_flops,
     layer_kinds,
     mamba_flops,
     mix_params,
@@ -234,7 +235,7 @@ def estimate_throughput(
 
     layers_per_stage = d.layers / p
     chunk = layers_per_stage / v
-    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn, t_scan, t_elem)
+    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn, t_scan, t_elem, seq_length)
     bubble_fraction = (p - 1) / (m * v) if p > 1 else 0.0
     bubble_s = compute * balance * bubble_fraction
     compute *= balance
@@ -394,6 +395,7 @@ def _stage_balance(
     t_attn: float,
     t_scan: float,
     t_elem: float,
+    seq_length: int,
 ) -> float:
     """Slowest pipeline stage over the mean, in time: every stage waits for the busiest, the one with the
     most (or the heaviest) layers, or the last when the output layer sits on top of its layers (unless the
@@ -411,6 +413,15 @@ def _stage_balance(
         t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers - mamba_proj - gdn_proj
     )
     attention = (attn_proj + t_attn) / d.attn_layers if d.attn_layers else 0.0
+    # With a second attention shape, a layer of each shape takes its FLOPs' share of the projection time
+    # and of the core time (a sliding window's core is smaller), so stages are weighed by their shapes.
+    shapes = attention_shapes(d, whole_model(d))
+    per_shape = [attention]
+    if len(shapes) > 1:
+        layer = [gqa_layer_flops(shape, seq_length) for shape, _ in shapes]
+        proj_all = sum(n * f[0] for (_, n), f in zip(shapes, layer, strict=True))
+        core_all = sum(n * f[1] for (_, n), f in zip(shapes, layer, strict=True))
+        per_shape = [attn_proj * proj / proj_all + t_attn * core / core_all for proj, core in layer]
     # the scan time is shared by Mamba's scans and DeltaNet's cores in proportion to their FLOPs
     scan_flops = flops.ssm_scan or 1.0
     gdn_scan = t_scan * gdn_flops(d, d.gdn_layers)[1] / scan_flops
@@ -422,8 +433,11 @@ def _stage_balance(
     work = []
     for rank in range(p):
         mix = stage_layers(kinds, p, v, rank)
+        # a stage without second-shape layers lists only the main shape, hence strict=False
+        staged = zip(attention_shapes(d, mix), per_shape, strict=False)
+        attn = mix.attn * attention if len(per_shape) == 1 else sum(n * time for (_, n), time in staged)
         work.append(
-            mix.attn * attention
+            attn
             + mix.mlp * dense_mlp
             + mix.moe * moe_mlp
             + mix.mamba * mamba
