@@ -71,7 +71,7 @@ def test_gemma4_26b_matches_its_card() -> None:
     """25.2B total / 3.8B active (text model): Megatron keeps V rows in the k_eq_v global layers' linear_qkv,
     which the HF checkpoint does not have."""
     d = dims_of(GEMMA)
-    assert d.other is not None
+    assert d.other is not None and GEMMA.other_k_eq_v
     v_rows = 5 * d.hidden * d.other.groups * d.other.head_dim
     hf = total_params(d) - v_rows
     routed = mix_params(d, whole_model(d)).routed

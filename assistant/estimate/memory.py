@@ -342,6 +342,13 @@ def _mix_elements(
     return plain, gemm
 
 
+def _score_layers(d: Dims, mix: LayerMix) -> float:
+    """Attention sublayers of `mix` counted in main-shape heads: unfused scores are kept per head."""
+    if not mix.other_attn:
+        return mix.attn
+    return sum(shape.heads * n for shape, n in attention_shapes(d, mix)) / d.heads
+
+
 def estimate_memory(
     arch: ModelArch,
     layout: Plan,
@@ -423,23 +430,18 @@ def estimate_memory(
     frozen = frozen_linears(run)
     lm_trained = mode != "peft" and "language_model" not in run.features.frozen
 
-    def score_layers(mix: LayerMix) -> float:
-        """Attention sublayers of `mix` counted in main-shape heads: unfused scores are kept per head."""
-        if not mix.other_attn:
-            return mix.attn
-        return sum(shape.heads * n for shape, n in attention_shapes(d, mix)) / d.heads
-
     def saved_bytes(mix: LayerMix) -> float:
         """What the layers of `mix` save for backward, one micro-batch."""
         plain, gemm = _mix_elements(d, mix, saved_modules, frozen)
         return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
-                                  sp=sp, scores=scores * score_layers(mix), norms=mix.sublayers) \
+                                  sp=sp, scores=scores * _score_layers(d, mix), norms=mix.sublayers) \
             + dropout_masks * mix.sublayers  # fmt: skip
 
     def full_bytes(mix: LayerMix) -> float:
         """The same with nothing recomputed: what a fully recomputed layer rebuilds during backward."""
         plain, gemm = _mix_elements(d, mix, set(), frozen)
-        return tokens * (2 * (plain + gemm)) / t + scores * score_layers(mix) + dropout_masks * mix.sublayers
+        attention_scores = scores * _score_layers(d, mix)
+        return tokens * (2 * (plain + gemm)) / t + attention_scores + dropout_masks * mix.sublayers
 
     results = []
     for rank, st in zip(ranks, stages, strict=True):
