@@ -129,7 +129,7 @@ def test_tp_must_divide_the_heads_of_both_shapes() -> None:
 
 def test_an_incomplete_second_shape_is_not_estimated() -> None:
     half = STEP.model_copy(update={"other_num_query_groups": None})
-    with pytest.raises(UserError, match="second attention shape is not whole"):
+    with pytest.raises(UserError, match="is a model and its second attention shape is not whole"):
         dims_of(half)
 
 

@@ -331,8 +331,9 @@ def dims_of(arch: ModelArch) -> Dims:
         raise UserError(f"model {arch.hf_model_id} has no vocab_size; add it to the model spec")
     reason = unmodelled_reason(arch)
     if reason:
+        kind = "model" if arch.other_attention_layers or arch.other_num_attention_heads else "hybrid model"
         raise UserError(
-            f"{arch.hf_model_id} is a hybrid model and {reason}, so the estimators give no number for it"
+            f"{arch.hf_model_id} is a {kind} and {reason}, so the estimators give no number for it"
         )
     kinds = layer_kinds(arch)
     if arch.num_layers <= 0 or arch.hidden_size <= 0 or arch.num_attention_heads <= 0:
