@@ -143,25 +143,88 @@ def arch_from_hf_config(config: dict[str, Any], hf_model_id: str, source: str) -
     return arch.model_copy(update={"total_params": float(total), "active_params": float(active)})
 
 
+def _moe_layers(text: dict[str, Any]) -> list[int] | None:
+    """Step-3.5's moe_layers_enum (a comma-separated string or a list of layer indices), sorted."""
+    listed = text.get("moe_layers_enum")
+    if listed is None:
+        return None
+    items = listed.split(",") if isinstance(listed, str) else listed
+    return sorted(int(item) for item in items if str(item).strip())
+
+
+def _second_attention_fields(text: dict[str, Any]) -> dict[str, Any]:
+    """ModelArch fields of a second attention shape named per layer by `layer_types` (else none).
+
+    Step-3.5 (attention_other_setting): its sliding layers, MTP entries included, take that setting's heads,
+    groups and head size; Bridge gives them TE window (sliding_window, 0), so a query sees sliding_window + 1
+    keys (step35_bridge.py provider_bridge). Gemma 4 (global_head_dim): its full-attention layers take
+    global_head_dim and num_global_key_value_heads, its sliding ones window (sliding_window - 1, 0), so
+    sliding_window keys (modeling_gemma4.py Gemma4SelfAttention, Gemma4TEDotProductAttention).
+    """
+    types = text.get("layer_types")
+    if not isinstance(types, list) or "sliding_attention" not in types or "full_attention" not in types:
+        return {}
+    window = _int_or_none(text.get("sliding_window"))
+    other = text.get("attention_other_setting")
+    if isinstance(other, dict):
+        return {
+            "other_attention_layers": tuple(i for i, kind in enumerate(types) if kind == "sliding_attention"),
+            "other_num_attention_heads": int(other.get("num_attention_heads") or text["num_attention_heads"]),
+            "other_num_query_groups": int(
+                _first(other, "num_attention_groups", "num_key_value_heads")
+                or _first(text, "num_key_value_heads", "num_attention_groups")
+            ),
+            "other_kv_channels": int(other.get("head_dim") or text["head_dim"]),
+            "other_attention_window": window + 1 if window else None,
+        }
+    if text.get("global_head_dim"):
+        main = types[: int(text["num_hidden_layers"])]
+        full = [i for i, kind in enumerate(main) if kind == "full_attention"]
+        return {
+            "other_attention_layers": tuple(full),
+            "other_num_attention_heads": int(text["num_attention_heads"]),
+            "other_num_query_groups": int(_first(text, "num_global_key_value_heads", "num_key_value_heads")),
+            "other_kv_channels": int(text["global_head_dim"]),
+            "other_k_eq_v": bool(text.get("attention_k_eq_v")),
+            "attention_window": window,
+        }
+    return {}
+
+
 def _map_text_config(
     config: dict[str, Any], text: dict[str, Any], multimodal: bool, hf_model_id: str, source: str
 ) -> tuple[ModelArch, MixerDims | None]:
     model_type = str(text.get("model_type") or config.get("model_type") or "unknown")
     hidden, heads = int(text["hidden_size"]), int(text["num_attention_heads"])
-    experts = _int_or_none(_first(text, "num_experts", "num_local_experts", "n_routed_experts"))
+    experts = _int_or_none(
+        _first(text, "num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
+    )
     moe_ffn = _int_or_none(_first(text, "moe_intermediate_size", "expert_intermediate_size"))
     ffn = _int_or_none(_first(text, "intermediate_size", "ffn_hidden_size"))
     if experts and moe_ffn is None:  # gpt-oss / Mixtral: intermediate_size is the expert width
         moe_ffn = ffn
     shared = _int_or_none(
-        _first(text, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size")
+        _first(
+            text, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", "share_expert_dim"
+        )
     )
+    if experts and shared is None and text.get("enable_moe_block"):  # Gemma 4: a dense MLP beside the experts
+        shared = ffn
     if experts and shared is None and text.get("n_shared_experts") and moe_ffn:
         shared = int(text["n_shared_experts"]) * moe_ffn
     first_dense = _int_or_none(text.get("first_k_dense_replace"))
     if experts and first_dense is None and isinstance(text.get("mlp_only_layers"), list):
         only = sorted(text["mlp_only_layers"])
         first_dense = len(only) if only == list(range(len(only))) else None
+    moe_layers = _moe_layers(text)
+    if experts and first_dense is None and moe_layers:
+        contiguous = moe_layers == list(range(moe_layers[0], int(text["num_hidden_layers"])))
+        first_dense = moe_layers[0] if contiguous else None
+    second = _second_attention_fields(text)
+    if second and "attention_other_setting" in text:
+        # Step-3.5: Bridge builds its MTP layers dense and expands the per-head g_proj into an output gate
+        gate = bool(text.get("use_head_wise_attn_gate"))
+        second |= {"mtp_layer_pattern": "D", "attention_output_gate": gate}
     kv_lora = _int_or_none(text.get("kv_lora_rank"))
     act = str(text.get("hidden_act") or text.get("mlp_hidden_act") or "silu")
     tied_default = model_type in _TIED_BY_DEFAULT
@@ -174,7 +237,7 @@ def _map_text_config(
         hidden_size=hidden,
         ffn_hidden_size=ffn,
         num_attention_heads=heads,
-        num_query_groups=int(_first(text, "num_key_value_heads") or heads),
+        num_query_groups=int(_first(text, "num_key_value_heads", "num_attention_groups") or heads),
         kv_channels=int(_first(text, "head_dim", "attention_head_dim") or hidden // heads),
         vocab_size=_int_or_none(text.get("vocab_size")),
         max_position_embeddings=_int_or_none(text.get("max_position_embeddings")),
@@ -183,7 +246,9 @@ def _map_text_config(
         ),
         gated_linear_unit=act not in _NON_GATED_ACTS and model_type not in _NON_GATED_MODEL_TYPES,
         num_moe_experts=experts,
-        moe_router_topk=_int_or_none(_first(text, "num_experts_per_tok", "experts_per_token", "moe_topk"))
+        moe_router_topk=_int_or_none(
+            _first(text, "num_experts_per_tok", "experts_per_token", "moe_topk", "moe_top_k", "top_k_experts")
+        )
         if experts
         else None,
         moe_ffn_hidden_size=moe_ffn if experts else None,
@@ -205,6 +270,7 @@ def _map_text_config(
         **(_mamba_fields(mixers) if mixers and mixers.pattern and mixers.mamba_num_heads else {}),
         **(_linear_fields(text, mixers) if mixers and mixers.linear_layers else {}),
         mtp_num_layers=_int_or_none(text.get("num_nextn_predict_layers")),
+        **second,
         vision=vision_from_hf_config(config),
         source=source,
     )
@@ -309,9 +375,9 @@ def count_parameters(arch: ModelArch, mixers: MixerDims | None = None) -> tuple[
     """
     if arch.diffusion is not None:
         return dit_total_params(arch), dit_total_params(arch)
-    if arch.csa_compress_ratios:
-        # DeepSeek-V4: compressors, indexers and hyper-connections are counted by the estimators' shapes
-        # (every weight, with norms and attention sinks); active = all but the unrouted experts.
+    if arch.csa_compress_ratios or arch.other_attention_layers:
+        # DeepSeek-V4 (compressors, indexers, hyper-connections) and models with two attention shapes are
+        # counted by the estimators' shapes (every weight, with norms); active = all but the unrouted experts.
         d = dims_of(arch)
         total = int(total_params(d))
         return total, total - d.moe_layers * (d.experts - d.topk) * d.glu * d.hidden * d.moe_ffn

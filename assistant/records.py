@@ -329,6 +329,18 @@ class ModelArch(Record):
     linear_value_head_dim: int | None = None
     linear_conv_kernel_dim: int | None = None
     attention_output_gate: bool = False  # the query projection also yields a gate on the attention output
+    # Two attention shapes in one model (Step-3.5-Flash, Gemma 4 MoE): the layers listed in
+    # other_attention_layers (0-based; an index from num_layers on is an MTP layer) build their attention
+    # with the other_* heads, KV groups and head size; a window is a causal sliding window in tokens (None:
+    # full attention), attention_window for the main shape. other_k_eq_v: those layers take their values from
+    # the keys (Gemma 4 attention_k_eq_v), while Megatron still projects and drops the value rows.
+    attention_window: int | None = None
+    other_attention_layers: tuple[int, ...] | None = None
+    other_num_attention_heads: int | None = None
+    other_num_query_groups: int | None = None
+    other_kv_channels: int | None = None
+    other_attention_window: int | None = None
+    other_k_eq_v: bool = False
     # DeepSeek-V4 hybrid attention (Megatron-LM dev experimental_attention_variant "dsv4_hybrid"): one
     # compress ratio per layer (and per MTP layer after them): 0 sliding window only, 4 compressed sparse
     # attention with an indexer (CSA), 128 heavily compressed attention (HCA); a single 512-wide KV head, a

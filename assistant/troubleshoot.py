@@ -25,7 +25,7 @@ from assistant.recommend import cluster_for, select_recipe, typed_overrides
 from assistant.records import Catalog, Cluster, Finding, ModelArch, RecipeRecord, SelfCheck, Slots
 from assistant.rules import upstream
 from assistant.rules.config import EffectiveConfig, build_config, parse_overrides
-from assistant.rules.findings import effective_etp, render_value
+from assistant.rules.findings import effective_etp, head_shapes, render_value
 from assistant.rules.repair import LAUNCH_INPUT_RULES, Repair, errors_of, repair
 from assistant.rules.validate import (
     FIRST_STAGE_LAYERS,
@@ -782,7 +782,7 @@ def passing_arithmetic(diag: Diagnosis, lang: str) -> list[str]:
                         n=n,
                     )
                 )
-        elif rule == "tp-heads" and arch and arch.num_attention_heads % config.tp == 0:
+        elif rule == "tp-heads" and arch and all(heads % config.tp == 0 for heads, _ in head_shapes(arch)):
             lines.append(
                 words(lang, "troubleshoot.passes.tp_heads", heads=arch.num_attention_heads, tp=config.tp)
             )

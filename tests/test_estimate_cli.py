@@ -140,11 +140,11 @@ def test_batch_lines_keep_their_ids(tmp_path: Path) -> None:
         (
             [
                 "--recipe",
-                "step35_196b_a11b_pretrain_512gpu_h100_bf16_config",
+                "step37_sft_64gpu_h100_bf16_flickr8k_config",
                 "--gpus",
-                "512",
+                "64",
             ],
-            "not estimated: stepfun-ai/Step-3.5-Flash: its full-attention layers have 64 query heads",
+            "not estimated: stepfun-ai/Step-3.7-Flash: its text model is Step-3.5-Flash's",
         ),
         (
             [

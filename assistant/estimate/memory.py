@@ -22,6 +22,7 @@ from assistant.estimate.shapes import (
     Dims,
     LayerMix,
     LayerParams,
+    attention_shapes,
     dims_of,
     layer_kinds,
     mix_of,
@@ -327,16 +328,25 @@ def _mix_elements(
     """Saved elements per token of all the sublayers in `mix` (see _sublayer_elements); with
     `lora_targets`, of a frozen base with adapters on those linear layers (_lora_sublayer_elements)."""
     plain = gemm = 0.0
-    kinds = (("attn", mix.attn), ("mlp", mix.mlp), ("moe", mix.moe), ("mamba", mix.mamba), ("gdn", mix.gdn),
-             ("csa", mix.csa), ("hca", mix.hca))  # fmt: skip
-    for kind, count in kinds:
+    # each attention shape's sublayers with that shape's heads, groups and head size (shapes.attention_shapes)
+    kinds = [(shape, "attn", n) for shape, n in attention_shapes(d, mix)]
+    kinds += [(d, "mlp", mix.mlp), (d, "moe", mix.moe), (d, "mamba", mix.mamba), (d, "gdn", mix.gdn),
+              (d, "csa", mix.csa), (d, "hca", mix.hca)]  # fmt: skip
+    for dims, kind, count in kinds:
         if count:
             if lora_targets is None:
-                p, g = _sublayer_elements(d, kind, modules)
+                p, g = _sublayer_elements(dims, kind, modules)
             else:
-                p, g = _lora_sublayer_elements(d, kind, lora_targets, modules)
+                p, g = _lora_sublayer_elements(dims, kind, lora_targets, modules)
             plain, gemm = plain + count * p, gemm + count * g
     return plain, gemm
+
+
+def _score_layers(d: Dims, mix: LayerMix) -> float:
+    """Attention sublayers of `mix` counted in main-shape heads: unfused scores are kept per head."""
+    if not mix.other_attn:
+        return mix.attn
+    return sum(shape.heads * n for shape, n in attention_shapes(d, mix)) / d.heads
 
 
 def estimate_memory(
@@ -424,13 +434,14 @@ def estimate_memory(
         """What the layers of `mix` save for backward, one micro-batch."""
         plain, gemm = _mix_elements(d, mix, saved_modules, frozen)
         return _saved_layer_bytes(plain, gemm, tokens=tokens, hidden=d.hidden, t=t, gemm_byte=gemm_byte,
-                                  sp=sp, scores=scores * mix.attn, norms=mix.sublayers) \
+                                  sp=sp, scores=scores * _score_layers(d, mix), norms=mix.sublayers) \
             + dropout_masks * mix.sublayers  # fmt: skip
 
     def full_bytes(mix: LayerMix) -> float:
         """The same with nothing recomputed: what a fully recomputed layer rebuilds during backward."""
         plain, gemm = _mix_elements(d, mix, set(), frozen)
-        return tokens * (2 * (plain + gemm)) / t + scores * mix.attn + dropout_masks * mix.sublayers
+        attention_scores = scores * _score_layers(d, mix)
+        return tokens * (2 * (plain + gemm)) / t + attention_scores + dropout_masks * mix.sublayers
 
     results = []
     for rank, st in zip(ranks, stages, strict=True):
@@ -662,18 +673,17 @@ def _saved_layer_bytes(
 
 def _lora_params(d: Dims, mix: LayerMix, rank: int, targets: frozenset[str]) -> float:
     """LoRA A and B matrices on the targeted linear layers: linear_qkv and linear_proj of each attention,
-    linear_fc1 and linear_fc2 of each MLP or MoE block (at the dense MLP's width)."""
-    qkv_out = d.q_width + 2 * d.kv_width
+    linear_fc1 and linear_fc2 of each MLP or MoE block (at the dense MLP's width), each attention shape at
+    its own widths."""
     fc1_out = (2 if d.gated else 1) * d.ffn
-    sizes = {
-        "linear_qkv": d.hidden + qkv_out,
-        "linear_proj": d.q_width + d.hidden,
-        "linear_fc1": d.hidden + fc1_out,
-        "linear_fc2": d.ffn + d.hidden,
-    }
-    attention = rank * sum(sizes[k] for k in ("linear_qkv", "linear_proj") if k in targets)
+    sizes = {"linear_fc1": d.hidden + fc1_out, "linear_fc2": d.ffn + d.hidden}
     mlp = rank * sum(sizes[k] for k in ("linear_fc1", "linear_fc2") if k in targets)
-    return mix.attn * attention + (mix.mlp + mix.moe) * mlp
+    attention = 0
+    for shape, n in attention_shapes(d, mix):
+        qkv_out = shape.q_width + 2 * shape.kv_width
+        widths = {"linear_qkv": d.hidden + qkv_out, "linear_proj": shape.q_width + d.hidden}
+        attention += n * rank * sum(widths[k] for k in ("linear_qkv", "linear_proj") if k in targets)
+    return attention + (mix.mlp + mix.moe) * mlp
 
 
 def _largest_layer(d: Dims, kinds: str, t: int, e: int, et: int) -> float:

@@ -10,11 +10,22 @@ or MoE block; a Mamba-hybrid layer (one symbol of `hybrid_layer_pattern`) is one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant.errors import UserError
 from assistant.records import ModelArch
+
+
+@dataclass(frozen=True, slots=True)
+class AttnShape:
+    """A model's second attention shape (ModelArch other_*): its layers use these heads, KV groups, head
+    size and sliding window (0: full causal attention)."""
+
+    heads: int
+    groups: int
+    head_dim: int
+    window: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +78,9 @@ class Dims:
     streams: int = 1  # hyper-connection residual streams (1: a plain residual)
     csa_layers: int = 0  # DSv4 attention sublayers with 4x compression and an indexer
     hca_layers: int = 0  # DSv4 attention sublayers with 128x compression
+    attn_window: int = 0  # causal sliding window of the (main-shape) attention, 0: full attention
+    other: AttnShape | None = None  # the second attention shape, if the model has one
+    other_layers: int = 0  # attention sublayers of the second shape (of attn_layers)
 
     @property
     def dsv4(self) -> bool:
@@ -130,6 +144,7 @@ class Dims:
 # mixer in place of attention ("L": with an MLP, "Y": with an MoE block); the one-sublayer layers of a Mamba
 # hybrid by their hybrid_layer_pattern symbols: Mamba ("M"), attention ("*"), MLP ("-"), MoE ("E").
 # DeepSeek-V4 MoE layers by compress ratio: "X" sliding window only (0), "C" CSA (4), "H" HCA (128).
+# A model with two attention shapes: "d" and "x" are "D" and "X" layers whose attention has the other shape.
 HYBRID_SYMBOLS = frozenset("M*-E")
 DIFFUSION_REASON = (
     "it is a diffusion transformer: only its memory at a given layout is estimated (no speed model or layout "
@@ -149,6 +164,7 @@ class LayerMix:
     gdn: int = 0
     csa: int = 0  # of the attention sublayers, DSv4 CSA ones (4x compressed keys, indexer)
     hca: int = 0  # of the attention sublayers, DSv4 HCA ones (128x compressed keys)
+    other_attn: int = 0  # of the attention sublayers, those with the model's second shape
 
     @property
     def sublayers(self) -> int:
@@ -165,6 +181,7 @@ class LayerMix:
             self.gdn + other.gdn,
             self.csa + other.csa,
             self.hca + other.hca,
+            self.other_attn + other.other_attn,
         )
 
 
@@ -179,7 +196,10 @@ _KIND_MIX = {
     "Y": LayerMix(1, moe=1, gdn=1),
     "C": LayerMix(1, attn=1, moe=1, csa=1),
     "H": LayerMix(1, attn=1, moe=1, hca=1),
+    "d": LayerMix(1, attn=1, mlp=1, other_attn=1),
+    "x": LayerMix(1, attn=1, moe=1, other_attn=1),
 }
+OTHER_ATTENTION = str.maketrans("DX", "dx")
 DSV4_RATIO_KINDS = {0: "X", 4: "C", 128: "H"}  # compress ratio -> layer kind (MoE layers)
 
 
@@ -196,12 +216,14 @@ def mix_of(kinds: str) -> LayerMix:
         gdn=sum(mix.gdn * n for mix, n in counts),
         csa=sum(mix.csa * n for mix, n in counts),
         hca=sum(mix.hca * n for mix, n in counts),
+        other_attn=sum(mix.other_attn * n for mix, n in counts),
     )
 
 
 def layer_kinds(arch: ModelArch) -> str:
     """One kind per Megatron layer. Transformers: MoE after `moe_first_k_dense` dense layers, every
-    `moe_layer_freq`-th layer. Mamba hybrids: their layer pattern."""
+    `moe_layer_freq`-th layer, lower-cased where the attention has the second shape. Mamba hybrids: their
+    layer pattern."""
     if arch.is_hybrid and not arch.linear_attention_freq:
         return arch.hybrid_layer_pattern or ""
     if arch.csa_compress_ratios:
@@ -210,7 +232,16 @@ def layer_kinds(arch: ModelArch) -> str:
         kinds = "D" * arch.num_layers
     else:
         kinds = _moe_kinds(arch.num_layers, arch.moe_first_k_dense or 0, arch.moe_layer_freq or 1)
+    if arch.other_attention_layers:
+        return _with_other_attention(kinds, arch.other_attention_layers)
     return _with_linear_attention(kinds, arch.linear_attention_freq or 0)
+
+
+@lru_cache(maxsize=64)
+def _with_other_attention(kinds: str, layers: tuple[int, ...]) -> str:
+    """The listed layers' kinds lower-cased: their attention has the model's second shape."""
+    chosen = set(layers)
+    return "".join(k.translate(OTHER_ATTENTION) if i in chosen else k for i, k in enumerate(kinds))
 
 
 @lru_cache(maxsize=64)
@@ -230,6 +261,19 @@ def dsv4_reason(arch: ModelArch) -> str | None:
         return "its compress ratios are not one of 0, 4 or 128 for every layer"
     if not arch.num_moe_experts or (arch.moe_first_k_dense or 0) or (arch.moe_layer_freq or 1) != 1:
         return "it has dense layers, which the DeepSeek-V4 model does not describe"
+    return None
+
+
+def other_attention_reason(arch: ModelArch) -> str | None:
+    """Why a model with a second attention shape cannot be described (None when it can): the shape must be
+    whole, and the model a plain GQA transformer (no MLA, linear attention or Mamba layers)."""
+    shape = (arch.other_num_attention_heads, arch.other_num_query_groups, arch.other_kv_channels)
+    if not all(shape) or not arch.other_attention_layers:
+        return "its second attention shape is not whole (give other_attention_layers and the other_* sizes)"
+    if arch.multi_latent_attention or arch.is_hybrid or arch.linear_attention_freq:
+        return "it mixes a second attention shape with MLA, linear attention or Mamba layers"
+    if min(arch.other_attention_layers) < 0 or set(arch.mtp_layer_pattern or "") - set("DX"):
+        return "its second-shape layer indices or its MTP layer kinds are not valid"
     return None
 
 
@@ -256,6 +300,8 @@ def unmodelled_reason(arch: ModelArch) -> str | None:
         return DIFFUSION_REASON
     if arch.csa_compress_ratios:
         return dsv4_reason(arch)
+    if arch.other_attention_layers or arch.other_num_attention_heads:
+        return other_attention_reason(arch)
     if not arch.is_hybrid:
         return None
     if arch.linear_attention_freq:
@@ -285,8 +331,9 @@ def dims_of(arch: ModelArch) -> Dims:
         raise UserError(f"model {arch.hf_model_id} has no vocab_size; add it to the model spec")
     reason = unmodelled_reason(arch)
     if reason:
+        kind = "model" if arch.other_attention_layers or arch.other_num_attention_heads else "hybrid model"
         raise UserError(
-            f"{arch.hf_model_id} is a hybrid model and {reason}, so the estimators give no number for it"
+            f"{arch.hf_model_id} is a {kind} and {reason}, so the estimators give no number for it"
         )
     kinds = layer_kinds(arch)
     if arch.num_layers <= 0 or arch.hidden_size <= 0 or arch.num_attention_heads <= 0:
@@ -346,17 +393,47 @@ def dims_of(arch: ModelArch) -> Dims:
         streams=arch.num_residual_streams or 1,
         csa_layers=mix.csa,
         hca_layers=mix.hca,
+        attn_window=arch.attention_window or 0,
+        other=_other_shape(arch),
+        other_layers=mix.other_attn,
     )
+
+
+def _other_shape(arch: ModelArch) -> AttnShape | None:
+    if not arch.other_attention_layers:
+        return None
+    return AttnShape(
+        heads=arch.other_num_attention_heads or 0,
+        groups=arch.other_num_query_groups or 0,
+        head_dim=arch.other_kv_channels or 0,
+        window=arch.other_attention_window or 0,
+    )
+
+
+def attention_shapes(d: Dims, mix: LayerMix) -> tuple[tuple[Dims, int], ...]:
+    """(dims, count) per attention shape of `mix`'s attention sublayers: the main shape, then the second one
+    as a Dims whose heads, groups, head size and window are that shape's. Every attention formula sums over
+    these, so a one-shape model gives exactly its one term."""
+    if d.other is None or not mix.other_attn:
+        return ((d, mix.attn),)
+    o = d.other
+    second = replace(d, heads=o.heads, groups=o.groups, head_dim=o.head_dim, attn_window=o.window, other=None)
+    return (d, mix.attn - mix.other_attn), (second, mix.other_attn)
 
 
 def _mtp_block(arch: ModelArch, kinds: str) -> str:
     """Layer kinds of one MTP block: a Mamba hybrid's mtp_layer_pattern; a DeepSeek-V4 model's compress
-    ratio after its layers (csa_compress_ratios has one per MTP layer); else the last layer's kind."""
+    ratio after its layers (csa_compress_ratios has one per MTP layer); a model with two attention shapes its
+    mtp_layer_pattern ("D" or "X", else the last layer's), in the second shape when the first MTP layer's
+    index is listed; else the last layer's kind."""
     if arch.is_hybrid and not arch.linear_attention_freq:
         return arch.mtp_layer_pattern or ""
     ratios = arch.csa_compress_ratios or ()
     if len(ratios) > arch.num_layers:
         return DSV4_RATIO_KINDS[ratios[arch.num_layers]]
+    if arch.other_attention_layers:
+        block = (arch.mtp_layer_pattern or kinds[-1:]).upper()
+        return block.translate(OTHER_ATTENTION) if arch.num_layers in arch.other_attention_layers else block
     return kinds[-1:]
 
 
@@ -478,7 +555,8 @@ def gdn_params(d: Dims) -> float:
 def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
     """Parameters of layers with these sublayer counts; each sublayer has its own pre-norm."""
     h = d.hidden
-    attn, attn_replicated = float(mix.attn * attention_params(d)) if not d.dsv4 else 0.0, 0.0
+    attn = float(sum(n * attention_params(s) for s, n in attention_shapes(d, mix))) if not d.dsv4 else 0.0
+    attn_replicated = 0.0
     if d.dsv4:
         sharded, whole = dsv4_attention_params(d)
         attn = mix.attn * sharded
@@ -499,7 +577,7 @@ def mix_params(d: Dims, mix: LayerMix) -> LayerParams:
 
 def whole_model(d: Dims) -> LayerMix:
     return LayerMix(d.layers, d.attn_layers, d.dense_layers, d.moe_layers, d.mamba_layers, d.gdn_layers,
-                    d.csa_layers, d.hca_layers)  # fmt: skip
+                    d.csa_layers, d.hca_layers, d.other_layers)  # fmt: skip
 
 
 def total_params(d: Dims) -> float:
@@ -550,9 +628,10 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
         core = s * d.heads * qk / 2 + s * d.heads * d.v_dim / 2
         attn_proj, attn_core = 6 * layers.attn * proj, 6 * layers.attn * core
     else:
-        gate = h * d.q_width if d.attn_gate else 0
-        attn_proj = 6 * layers.attn * (h * (d.q_width + 2 * d.kv_width) + d.q_width * h + gate)
-        attn_core = 6 * layers.attn * d.q_width * s
+        attn_proj = attn_core = 0.0
+        for shape, n in attention_shapes(d, layers):
+            layer_proj, layer_core = gqa_layer_flops(shape, s)
+            attn_proj, attn_core = attn_proj + n * layer_proj, attn_core + n * layer_core
     logits = 6 * h * padded_vocab(d.vocab, tp) * (1 + mtp_layers)
     mamba_proj, scan = mamba_flops(d, d.d_inner, layers.mamba)
     bridge_proj, bridge_scan = mamba_flops(d, 2 * h, layers.mamba)
@@ -566,6 +645,17 @@ def flops_per_token(d: Dims, seq_length: int, tp: int = 1, mtp_layers: int = 0) 
         ssm_scan=scan + gdn_core,
         bridge_extra=bridge_proj + bridge_scan - mamba_proj - scan,
     )
+
+
+def gqa_layer_flops(d: Dims, seq_length: int) -> tuple[float, float]:
+    """(projections, core) training FLOPs per token of one GQA attention layer of this shape: QKV, output
+    and gate projections; the causal core over seq/2 keys on average, or over a sliding window's keys."""
+    h, q = d.hidden, d.q_width
+    gate = h * q if d.attn_gate else 0
+    proj = 6 * (h * (q + 2 * d.kv_width) + q * h + gate)
+    if not d.attn_window:
+        return proj, 6 * q * seq_length
+    return proj, 12 * q * causal_window_keys(d.attn_window, seq_length)
 
 
 def mamba_flops(d: Dims, inner: int, mixers: int) -> tuple[float, float]:

@@ -21,9 +21,11 @@ from assistant.estimate.run import RunSettings
 from assistant.estimate.shapes import (
     Dims,
     TokenFlops,
+    attention_shapes,
     dims_of,
     flops_per_token,
     gdn_flops,
+    gqa_layer_flops,
     layer_kinds,
     mamba_flops,
     mix_params,
@@ -233,7 +235,7 @@ def estimate_throughput(
 
     layers_per_stage = d.layers / p
     chunk = layers_per_stage / v
-    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn, t_scan, t_elem)
+    balance = _stage_balance(arch, d, flops, p, v, t_dense, t_expert, t_attn, t_scan, t_elem, seq_length)
     bubble_fraction = (p - 1) / (m * v) if p > 1 else 0.0
     bubble_s = compute * balance * bubble_fraction
     compute *= balance
@@ -250,7 +252,10 @@ def estimate_throughput(
     if c > 1:
         kv = 2 * tokens_mb * d.kv_width * 2
         per_layer = 3 * (c - 1) * kv / _link(t * c, hw, gpus_per_node)
-        comm.cp = cal.cp_exposed * per_layer * d.attn_layers / p * m
+        # a second attention shape's layers pass their own K and V: counted in main-shape layers
+        shapes = attention_shapes(d, whole_model(d))
+        kv_layers = d.attn_layers if len(shapes) == 1 else sum(s.kv_width * n for s, n in shapes) / d.kv_width
+        comm.cp = cal.cp_exposed * per_layer * kv_layers / p * m
     if e > 1 and d.moe_layers:
         a2a = 2 * tokens_mb / t * d.topk * d.expert_io * act_bytes / e  # bytes to each peer
         domain = hw.nvlink_group(gpus_per_node)
@@ -390,6 +395,7 @@ def _stage_balance(
     t_attn: float,
     t_scan: float,
     t_elem: float,
+    seq_length: int,
 ) -> float:
     """Slowest pipeline stage over the mean, in time: every stage waits for the busiest, the one with the
     most (or the heaviest) layers, or the last when the output layer sits on top of its layers (unless the
@@ -407,6 +413,15 @@ def _stage_balance(
         t_dense - logits - dense_mlp * d.dense_layers - shared_mlp * d.moe_layers - mamba_proj - gdn_proj
     )
     attention = (attn_proj + t_attn) / d.attn_layers if d.attn_layers else 0.0
+    # With a second attention shape, a layer of each shape takes its FLOPs' share of the projection time
+    # and of the core time (a sliding window's core is smaller), so stages are weighed by their shapes.
+    shapes = attention_shapes(d, whole_model(d))
+    per_shape = [attention]
+    if len(shapes) > 1:
+        layer = [gqa_layer_flops(shape, seq_length) for shape, _ in shapes]
+        proj_all = sum(n * f[0] for (_, n), f in zip(shapes, layer, strict=True))
+        core_all = sum(n * f[1] for (_, n), f in zip(shapes, layer, strict=True))
+        per_shape = [attn_proj * proj / proj_all + t_attn * core / core_all for proj, core in layer]
     # the scan time is shared by Mamba's scans and DeltaNet's cores in proportion to their FLOPs
     scan_flops = flops.ssm_scan or 1.0
     gdn_scan = t_scan * gdn_flops(d, d.gdn_layers)[1] / scan_flops
@@ -418,8 +433,11 @@ def _stage_balance(
     work = []
     for rank in range(p):
         mix = stage_layers(kinds, p, v, rank)
+        # a stage without second-shape layers lists only the main shape, hence strict=False
+        staged = zip(attention_shapes(d, mix), per_shape, strict=False)
+        attn = mix.attn * attention if len(per_shape) == 1 else sum(n * time for (_, n), time in staged)
         work.append(
-            mix.attn * attention
+            attn
             + mix.mlp * dense_mlp
             + mix.moe * moe_mlp
             + mix.mamba * mamba
@@ -436,13 +454,13 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     quantisation) inside the GEMM kernels."""
     expert_act = 0 if fused_expert_mlp else 3 * d.moe_ffn
     norm = 2 * d.hidden  # each sublayer's pre-norm and residual add
-    attention = norm + d.q_width + 2 * d.kv_width
+    attention = sum((norm + s.q_width + 2 * s.kv_width) * n for s, n in attention_shapes(d, whole_model(d)))
     mlp = norm + 3 * d.ffn
     moe = norm + d.topk * (2 * d.expert_io + expert_act) + 3 * d.shared_ffn + 2 * d.latent
     mamba = norm + 2 * d.mamba_conv_width + 3 * d.d_inner
     gdn = norm + 2 * d.gdn_conv_width + 3 * d.lin_v
     return 2 * (
-        d.attn_layers * attention
+        attention
         + d.dense_layers * mlp
         + d.moe_layers * moe
         + d.mamba_layers * mamba
@@ -453,7 +471,7 @@ def _elementwise_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
 def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     """BF16 bytes per token of every GEMM input (QKV, projection, MLP in and out, expert MLPs, Mamba in and
     out projections). A fused grouped expert MLP casts the expert activation inside its kernel."""
-    attention = d.hidden + d.q_width
+    attention = sum((d.hidden + s.q_width) * n for s, n in attention_shapes(d, whole_model(d)))
     mlp = d.hidden + d.ffn
     moe = (
         d.topk * (d.expert_io + (0 if fused_expert_mlp else d.moe_ffn))
@@ -463,7 +481,7 @@ def _gemm_input_bytes(d: Dims, *, fused_expert_mlp: bool = False) -> float:
     mamba = d.hidden + d.d_inner
     gdn = d.hidden + d.lin_v
     return 2 * (
-        d.attn_layers * attention
+        attention
         + d.dense_layers * mlp
         + d.moe_layers * moe
         + d.mamba_layers * mamba

@@ -376,7 +376,7 @@ def _candidates(
     tps = [
         t
         for t in _powers_of_two(min(max_tp, gpus, hw.nvlink_domain))
-        if d.heads % t == 0 and mamba_tp_allowed(arch, t)
+        if d.heads % t == 0 and (d.other is None or d.other.heads % t == 0) and mamba_tp_allowed(arch, t)
     ]
     cps = [c for c in _powers_of_two(min(16, gpus)) if c == 1 or seq_length >= 4096 * c]
     eps = _powers_of_two(min(d.experts, gpus)) if d.experts else [1]

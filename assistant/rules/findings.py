@@ -54,15 +54,26 @@ def mamba_tp_allowed(arch: ModelArch, tp: int) -> bool:
     )
 
 
+def head_shapes(arch: ModelArch) -> list[tuple[int, int]]:
+    """(query heads, KV groups) of each attention shape: the main one, then a second one (ModelArch other_*),
+    whose layers Megatron builds from a config copy with those sizes, so TP must divide both."""
+    heads = arch.num_attention_heads
+    shapes = [(heads, arch.num_query_groups or heads)]
+    if arch.other_attention_layers and arch.other_num_attention_heads:
+        other = arch.other_num_attention_heads
+        shapes.append((other, arch.other_num_query_groups or other))
+    return shapes
+
+
 def tp_allowed(arch: ModelArch, tp: int, version: str) -> bool:
     """The head and KV-group checks Megatron-Core applies to one TP value in this version."""
-    heads = arch.num_attention_heads
-    groups = arch.num_query_groups or heads
-    if heads % tp or not mamba_tp_allowed(arch, tp):
+    if not mamba_tp_allowed(arch, tp):
         return False
-    if groups % tp == 0:
-        return True
-    return traits(version).query_groups_multiple_or_divisor and tp % groups == 0
+    loose = traits(version).query_groups_multiple_or_divisor
+    return all(
+        heads % tp == 0 and (groups % tp == 0 or (loose and tp % groups == 0))
+        for heads, groups in head_shapes(arch)
+    )
 
 
 def effective_etp(etp: int | None, tp: int, ep: int, version: str) -> int:

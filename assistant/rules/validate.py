@@ -25,6 +25,7 @@ from assistant.rules.findings import (
     divisors,
     effective_etp,
     finding,
+    head_shapes,
     kv,
     mamba_tp_allowed,
     next_pow2,
@@ -184,9 +185,10 @@ Rule = Callable[[_Context], list[Finding]]
 
 def rule_tp_heads(ctx: _Context) -> list[Finding]:
     arch, tp = ctx.arch, ctx.config.tp
-    if arch is None or arch.num_attention_heads % tp == 0:
+    uneven = [heads for heads, _ in head_shapes(arch) if heads % tp] if arch else []
+    if not uneven:
         return []
-    heads = arch.num_attention_heads
+    heads = uneven[0]
     return [
         finding(
             "tp-heads",
@@ -202,9 +204,10 @@ def rule_tp_query_groups(ctx: _Context) -> list[Finding]:
     arch, tp = ctx.arch, ctx.config.tp
     if arch is None:
         return []
-    groups = arch.num_query_groups or arch.num_attention_heads
     loose = ctx.traits.query_groups_multiple_or_divisor
-    if groups % tp == 0:
+    # the first shape whose KV groups TP does not divide (a model with two attention shapes has two counts)
+    groups = next((g for _, g in head_shapes(arch) if g % tp), 0)
+    if not groups:
         return []
     if loose and tp % groups == 0:
         return [finding("tp-query-groups", "info", msg("tp-query-groups.replicated", tp=tp, groups=groups))]
