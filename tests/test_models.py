@@ -47,6 +47,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "zai-org/GLM-4.5-Air": (106.0, None, "GLM-4.5-Air card: 106B total"),
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (31.6, 3.6, "card: 31.6B total, 3.6B active w/ embeddings"),
     "nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base": (12.31, None, "HF safetensors total 12.3B"),
+    "nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16": (12.31, None, "card: LM is Nemotron-Nano-12B-v2, 12.31B"),
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, "Kimi K2 card: 1T total, 32B activated"),
     "moonshotai/Kimi-K2.5": (
         1040.0,
@@ -520,6 +521,19 @@ def test_kimi_k2_5_language_model_is_the_kimi_k2_backbone() -> None:
     assert count_parameters(k25) == (k25.total_params, k25.active_params)
     assert _billions(k25.active_params) == pytest.approx(32.86, rel=0.01)
     assert _billions(k25.total_params) == pytest.approx(1040.0, rel=0.02)
+
+
+def test_nemotron_nano_v2_vl_language_model_is_the_12b_v2_backbone() -> None:
+    """The VL card names NVIDIA-Nemotron-Nano-12B-v2 as its language model and Bridge's
+    NemotronVLModelProvider defaults to the same widths, so the record is the 12B v2 record's:
+    12,310,001,152 parameters, the text model's Hugging Face size. The RADIO tower is not counted (the
+    record has no vision widths)."""
+    vl = load_model_arch("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16", kb=knowledge_base())
+    text = load_model_arch("nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base", kb=knowledge_base())
+    assert vl is not None and text is not None and vl.is_vlm and vl.vision is None
+    same = {"hf_model_id", "is_vlm", "source"}
+    assert vl.model_dump(exclude=same) == text.model_dump(exclude=same)
+    assert vl.total_params == 12_310_001_152 and "NemotronVLModelProvider" in vl.source
 
 
 def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
