@@ -46,6 +46,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "zai-org/GLM-4.5": (355.0, None, "GLM-4.5 card: 355B total (MTP layer included there, not here)"),
     "zai-org/GLM-4.5-Air": (106.0, None, "GLM-4.5-Air card: 106B total"),
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (31.6, 3.6, "card: 31.6B total, 3.6B active w/ embeddings"),
+    "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16": (31.6, 3.6, "LM: Nemotron 3 Nano 30B, 31.6B/3.6B"),
     "nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base": (12.31, None, "HF safetensors total 12.3B"),
     "nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16": (12.31, None, "card: LM is Nemotron-Nano-12B-v2, 12.31B"),
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, "Kimi K2 card: 1T total, 32B activated"),
@@ -534,6 +535,24 @@ def test_nemotron_nano_v2_vl_language_model_is_the_12b_v2_backbone() -> None:
     same = {"hf_model_id", "is_vlm", "source"}
     assert vl.model_dump(exclude=same) == text.model_dump(exclude=same)
     assert vl.total_params == 12_310_001_152 and "NemotronVLModelProvider" in vl.source
+
+
+def test_nemotron_3_nano_omni_language_model_is_the_nano_30b_backbone() -> None:
+    """The Omni report builds the model on Nemotron 3 Nano 30B-A3B, so the record has the Nano record's
+    widths. Bridge's verification card imports 33,015,546,816 parameters for the whole model; the 1.44B
+    beyond the language model hold the RADIO tower (32 blocks of width 1280, FFN 5120, biased, two
+    LayerNorms: 0.63B by hand), its projector and the Parakeet sound encoder, none of which the record
+    counts."""
+    omni = load_model_arch("nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16", kb=knowledge_base())
+    nano = load_model_arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", kb=knowledge_base())
+    assert omni is not None and nano is not None and omni.is_vlm and omni.vision is None
+    same = {"hf_model_id", "is_vlm", "source"}
+    assert omni.model_dump(exclude=same) == nano.model_dump(exclude=same)
+    h, f = 1280, 5120
+    radio_blocks = 32 * (3 * h * h + 3 * h + h * h + h + 2 * h * f + f + h + 4 * h)
+    rest = 33_015_546_816 - omni.total_params - radio_blocks
+    assert 0.6e9 < rest < 1.0e9  # the projector and the 0.6B-class Parakeet encoder
+    assert "NemotronOmniBridge" in omni.source
 
 
 def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
