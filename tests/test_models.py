@@ -36,6 +36,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "Qwen/Qwen3-32B": (32.8, None, "Qwen3-32B model card: 32.8B"),
     "Qwen/Qwen3-30B-A3B": (30.5, 3.3, "Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"),
     "Qwen/Qwen3-235B-A22B": (235.0, 22.0, "Qwen3-235B-A22B model card: 235B total, 22B activated"),
+    "Qwen/Qwen3-Omni-30B-A3B-Instruct": (30.5, 3.3, "Qwen3-Omni thinker: 30.5B total, 3.3B activated"),
     "deepseek-ai/DeepSeek-V3": (671.0, 37.0, "DeepSeek-V3 card: 671B total, 37B activated, MTP excluded"),
     "deepseek-ai/DeepSeek-V4-Pro": (1600.0, 49.0, "DeepSeek-V4-Pro card: 1.6T total, 49B activated"),
     "deepseek-ai/DeepSeek-V2": (236.0, 21.0, "DeepSeek-V2 card: 236B total, 21B activated"),
@@ -553,6 +554,22 @@ def test_nemotron_3_nano_omni_language_model_is_the_nano_30b_backbone() -> None:
     rest = 33_015_546_816 - omni.total_params - radio_blocks
     assert 0.6e9 < rest < 1.0e9  # the projector and the 0.6B-class Parakeet encoder
     assert "NemotronOmniBridge" in omni.source
+
+
+def test_qwen3_omni_thinker_is_a_30b_a3b_moe_with_its_own_vocabulary() -> None:
+    """Qwen3-Omni's thinker has Qwen3-30B-A3B's widths but a 152,064-wide vocabulary (its lm_head in the
+    public module trace), so it counts two 128 x 2048 embedding rows more per matrix. Its output layer is
+    untied: tied, the active count would be 3.04B, not the published 3.3B."""
+    omni = load_model_arch("Qwen/Qwen3-Omni-30B-A3B-Instruct", kb=knowledge_base())
+    text = load_model_arch("Qwen/Qwen3-30B-A3B", kb=knowledge_base())
+    assert omni is not None and text is not None and omni.is_vlm and not omni.tied_embeddings
+    widths = ("num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
+              "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size", "moe_layer_freq")  # fmt: skip
+    assert {w: getattr(omni, w) for w in widths} == {w: getattr(text, w) for w in widths}
+    assert omni.vocab_size == 152_064
+    assert omni.total_params - text.total_params == 2 * (152_064 - 151_936) * 2048
+    tied = omni.model_copy(update={"tied_embeddings": True})
+    assert _billions(count_parameters(tied)[1]) < 3.1 < 3.3 <= _billions(omni.active_params)
 
 
 def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
