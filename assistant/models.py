@@ -634,6 +634,7 @@ def bundled_twin(record: RecipeRecord, archs: Iterable[ModelArch]) -> ModelArch 
         and (not diffusion or cross is None or a.diffusion.cross_attention_size == cross)
     ]  # fmt: skip
     twins = [a for a in twins if a.vocab_size is not None] or twins  # a complete record over a partial one
+    twins = [a for a in twins if not a.is_vlm] or twins  # an inline provider builds no tower: the text model
     if len({(a.vocab_size, a.hybrid_layer_pattern, a.num_moe_experts) for a in twins}) != 1:
         return None
     twin = twins[0]

@@ -36,6 +36,7 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "Qwen/Qwen3-32B": (32.8, None, "Qwen3-32B model card: 32.8B"),
     "Qwen/Qwen3-30B-A3B": (30.5, 3.3, "Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"),
     "Qwen/Qwen3-235B-A22B": (235.0, 22.0, "Qwen3-235B-A22B model card: 235B total, 22B activated"),
+    "Qwen/Qwen3-Omni-30B-A3B-Instruct": (30.5, 3.3, "Qwen3-Omni thinker: 30.5B total, 3.3B activated"),
     "deepseek-ai/DeepSeek-V3": (671.0, 37.0, "DeepSeek-V3 card: 671B total, 37B activated, MTP excluded"),
     "deepseek-ai/DeepSeek-V4-Pro": (1600.0, 49.0, "DeepSeek-V4-Pro card: 1.6T total, 49B activated"),
     "deepseek-ai/DeepSeek-V2": (236.0, 21.0, "DeepSeek-V2 card: 236B total, 21B activated"),
@@ -46,7 +47,9 @@ PUBLISHED: dict[str, tuple[float, float | None, str]] = {
     "zai-org/GLM-4.5": (355.0, None, "GLM-4.5 card: 355B total (MTP layer included there, not here)"),
     "zai-org/GLM-4.5-Air": (106.0, None, "GLM-4.5-Air card: 106B total"),
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": (31.6, 3.6, "card: 31.6B total, 3.6B active w/ embeddings"),
+    "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16": (31.6, 3.6, "LM: Nemotron 3 Nano 30B, 31.6B/3.6B"),
     "nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base": (12.31, None, "HF safetensors total 12.3B"),
+    "nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16": (12.31, None, "card: LM is Nemotron-Nano-12B-v2, 12.31B"),
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, "Kimi K2 card: 1T total, 32B activated"),
     "moonshotai/Kimi-K2.5": (
         1040.0,
@@ -520,6 +523,53 @@ def test_kimi_k2_5_language_model_is_the_kimi_k2_backbone() -> None:
     assert count_parameters(k25) == (k25.total_params, k25.active_params)
     assert _billions(k25.active_params) == pytest.approx(32.86, rel=0.01)
     assert _billions(k25.total_params) == pytest.approx(1040.0, rel=0.02)
+
+
+def test_nemotron_nano_v2_vl_language_model_is_the_12b_v2_backbone() -> None:
+    """The VL card names NVIDIA-Nemotron-Nano-12B-v2 as its language model and Bridge's
+    NemotronVLModelProvider defaults to the same widths, so the record is the 12B v2 record's:
+    12,310,001,152 parameters, the text model's Hugging Face size. The RADIO tower is not counted (the
+    record has no vision widths)."""
+    vl = load_model_arch("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16", kb=knowledge_base())
+    text = load_model_arch("nvidia/NVIDIA-Nemotron-Nano-12B-v2-Base", kb=knowledge_base())
+    assert vl is not None and text is not None and vl.is_vlm and vl.vision is None
+    same = {"hf_model_id", "is_vlm", "source"}
+    assert vl.model_dump(exclude=same) == text.model_dump(exclude=same)
+    assert vl.total_params == 12_310_001_152 and "NemotronVLModelProvider" in vl.source
+
+
+def test_nemotron_3_nano_omni_language_model_is_the_nano_30b_backbone() -> None:
+    """The Omni report builds the model on Nemotron 3 Nano 30B-A3B, so the record has the Nano record's
+    widths. Bridge's verification card imports 33,015,546,816 parameters for the whole model; the 1.44B
+    beyond the language model hold the RADIO tower (32 blocks of width 1280, FFN 5120, biased, two
+    LayerNorms: 0.63B by hand), its projector and the Parakeet sound encoder, none of which the record
+    counts."""
+    omni = load_model_arch("nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16", kb=knowledge_base())
+    nano = load_model_arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", kb=knowledge_base())
+    assert omni is not None and nano is not None and omni.is_vlm and omni.vision is None
+    same = {"hf_model_id", "is_vlm", "source"}
+    assert omni.model_dump(exclude=same) == nano.model_dump(exclude=same)
+    h, f = 1280, 5120
+    radio_blocks = 32 * (3 * h * h + 3 * h + h * h + h + 2 * h * f + f + h + 4 * h)
+    rest = 33_015_546_816 - omni.total_params - radio_blocks
+    assert 0.6e9 < rest < 1.0e9  # the projector and the 0.6B-class Parakeet encoder
+    assert "NemotronOmniBridge" in omni.source
+
+
+def test_qwen3_omni_thinker_is_a_30b_a3b_moe_with_its_own_vocabulary() -> None:
+    """Qwen3-Omni's thinker has Qwen3-30B-A3B's widths but a 152,064-wide vocabulary (its lm_head in the
+    public module trace), so it counts two 128 x 2048 embedding rows more per matrix. Its output layer is
+    untied: tied, the active count would be 3.04B, not the published 3.3B."""
+    omni = load_model_arch("Qwen/Qwen3-Omni-30B-A3B-Instruct", kb=knowledge_base())
+    text = load_model_arch("Qwen/Qwen3-30B-A3B", kb=knowledge_base())
+    assert omni is not None and text is not None and omni.is_vlm and not omni.tied_embeddings
+    widths = ("num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
+              "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size", "moe_layer_freq")  # fmt: skip
+    assert {w: getattr(omni, w) for w in widths} == {w: getattr(text, w) for w in widths}
+    assert omni.vocab_size == 152_064
+    assert omni.total_params - text.total_params == 2 * (152_064 - 151_936) * 2048
+    tied = omni.model_copy(update={"tied_embeddings": True})
+    assert _billions(count_parameters(tied)[1]) < 3.1 < 3.3 <= _billions(omni.active_params)
 
 
 def test_k_exaone_236b_counts_its_card_and_checkpoint_sizes() -> None:
