@@ -596,3 +596,11 @@ def test_the_step35_fix_is_later_on_0_5_1_and_present_from_0_6_0():
     assert early is not None and (early.kind or row.kind) == "fixed_later" and "0.6.0" in early.en
     assert late is not None and late.kind == "capability" and row.fact("main") == late
     assert row.fact("0.3.1") is None  # no Step-3.5 bridge in 0.3.1
+
+
+def test_a_chinese_fact_that_opens_with_a_latin_word_keeps_its_case():
+    question = "Qwen3 30B-A3B 开 CUDA graph 时捕获失败，专家层是动态形状吗？"
+    zh = known_cause_lines(question, "0.6.0", "zh", CAUSES)
+    assert "：dropless 的 MoE 层" in zh
+    en = known_cause_lines("CUDA graph capture fails for our MoE, dynamic shapes?", "0.6.0", "en", CAUSES)
+    assert "): A dropless MoE layer" in en
