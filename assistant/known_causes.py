@@ -89,5 +89,7 @@ def known_cause_lines(text: str, version: str, lang: str, causes: tuple[KnownCau
         stop = words(lang, "sep.end")
         sources = words(lang, "sep.clause").join(f"`{s}`" for s in fact.sources)
         source_line = words(lang, "known_causes.sources", sources=sources)
-        blocks.append(f"{head}{body[:1].upper()}{body[1:]}{stop}\n\n{source_line}")
+        if lang != "zh":  # Chinese has no capitals; a Latin word that opens a Chinese fact stays as written
+            body = body[:1].upper() + body[1:]
+        blocks.append(f"{head}{body}{stop}\n\n{source_line}")
     return "\n\n".join(blocks)

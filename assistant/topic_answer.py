@@ -50,9 +50,15 @@ class SectionFact:
     zh: str
     sources: tuple[str, ...]
     versions: frozenset[str] | None  # None: every bundled release
+    # What the row is about (its symptom or feature, EN and ZH): a row of a list of unrelated items (the
+    # later fixes) is stated only for a question it matches, never because it is first. None: any question.
+    match: re.Pattern[str] | None = None
 
     def holds_for(self, version: str) -> bool:
         return self.versions is None or version in self.versions
+
+    def fits(self, question: str) -> bool:
+        return self.match is None or self.match.search(question) is not None
 
     def text(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
@@ -64,11 +70,13 @@ class FactTable:
     labels: dict[str, dict[str, str]]  # topic id -> {"en": ..., "zh": ...}
     defaults: dict[str, str]  # topic id -> the section that answers a question naming the topic
 
-    def fact(self, anchor: str, version: str, words: frozenset[str] = frozenset()) -> SectionFact | None:
+    def fact(self, anchor: str, version: str, question: str = "") -> SectionFact | None:
         """The section's fact for the release; of several (one per row of a table), the one sharing most
-        words with the question, the first on a tie."""
-        held = [f for f in self.sections.get(anchor, ()) if f.holds_for(version)]
-        return max(held, key=lambda f: len(words & _words(f.en)), default=None)
+        words with the question, the first on a tie. A row with a `match` pattern counts only when the
+        question matches it: shared words alone would let any row of a list answer any question."""
+        held = [f for f in self.sections.get(anchor, ()) if f.holds_for(version) and f.fits(question)]
+        asked = _words(question)
+        return max(held, key=lambda f: len(asked & _words(f.en)), default=None)
 
 
 @lru_cache(maxsize=4)
@@ -85,6 +93,7 @@ def load_facts(kb: KnowledgeBase) -> FactTable:
                 zh=raw["zh"],
                 sources=tuple(raw["sources"]),
                 versions=frozenset(raw["versions"]) if "versions" in raw else None,
+                match=re.compile(raw["match"], re.IGNORECASE) if "match" in raw else None,
             )
             for raw in facts
         )
@@ -133,7 +142,7 @@ def topic_lead(
         return ""
     asked = frozenset(_words(question))
     # A topic that answers by itself when named ("is it fixed in a later release?") leads with its section.
-    leading = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, asked))]
+    leading = [f for t in named if (f := facts.fact(facts.defaults.get(t, ""), version, question))]
     on_topic = [t for t in topics.topics if t.id in named]
     retrieved = [anchor_of(h) for h in hits if any(t.covers(h.source) for t in on_topic)]
     # A section of a named topic that retrieval missed still counts when it names what the question names
@@ -145,8 +154,8 @@ def topic_lead(
     def shared(fact: SectionFact) -> int:
         return len(asked & _words(fact.en))
 
-    found = [f for a in retrieved if (f := facts.fact(a, version, asked))]
-    found += [f for a in unseen if (f := facts.fact(a, version, asked)) and shared(f) >= UNSEEN_WORDS]
+    found = [f for a in retrieved if (f := facts.fact(a, version, question))]
+    found += [f for a in unseen if (f := facts.fact(a, version, question)) and shared(f) >= UNSEEN_WORDS]
     # the sections sharing most words with the question first; retrieval's order breaks ties
     found.sort(key=lambda f: -(shared(f) + (f.anchor in retrieved)))
     picked: list[SectionFact] = []

@@ -446,9 +446,16 @@ _RECOMMEND_ASK = rx(
 _FASTEST = rx(_FASTEST_ASK)
 # "What is the recipe name for Wan 1.3B pretraining?" asks for a recipe when it names a model.
 _NAME_ASK = rx(r"recipe (?:name|function)|配方名|配方函数")
+# "with cuda_graph_scope=..." names a key, not a request to turn graphs on: the word must not run on into one.
 _ENABLE_CUDA_GRAPHS = rx(
-    r"(?:enable|turn on|switch on|use|add|with)\s+(?:te\s+|transformer[- ]engine\s+)?cuda[ _-]?graphs?"
-    r"|(?:开启|启用|打开|使用|加上|开)\s*(?:te\s*)?cuda[ _-]?graphs?"
+    r"(?:(?:enable|turn on|switch on|use|add|with)\s+(?:te\s+|transformer[- ]engine\s+)?cuda[ _-]?graphs?"
+    r"|(?:开启|启用|打开|使用|加上|开)\s*(?:te\s*)?cuda[ _-]?graphs?)(?![\w-])"
+)
+# Full-iteration capture is its own implementation: the TE-scoped settings of a plain "turn on CUDA graphs"
+# would contradict it, so such a question gets no feature writes.
+_FULL_ITERATION_GRAPH = rx(
+    r"full[ _-]?iteration|(?:whole|entire|full) (?:training )?(?:iteration|step|forward[- ]backward)"
+    r"|整(?:个|轮)?(?:训练)?迭代|完整(?:的)?迭代|整个前向"
 )
 # Precision names as people write them; MXFP8 and NVFP4 before the plain FP8 they contain.
 _PRECISIONS = (
@@ -714,7 +721,8 @@ def understand(
     # Config values come from the whole text: a YAML dump or a log's config lines count, not only prose.
     overrides = read_config_text(raw).overrides
     slots["overrides"] = overrides
-    if _ENABLE_CUDA_GRAPHS.search(t) and not any("cuda_graph" in key for key in overrides):
+    graphs_asked = _ENABLE_CUDA_GRAPHS.search(t) and not _FULL_ITERATION_GRAPH.search(t)
+    if graphs_asked and not any("cuda_graph" in key for key in overrides):
         slots["features"] = ["cuda_graphs"]
     slots["wants_fastest"] = True if _FASTEST.search(prose) else None
     if "mixed_precision" not in overrides:  # a preset the user spells out wins

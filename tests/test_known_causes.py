@@ -552,3 +552,55 @@ def test_launcher_and_blend_rows_stay_out_of_plain_questions(question):
     rows = {"perf-cuda-graph-scope-omitted", "perf-cuda-graph-impl-full-iteration", "packed-sft-blend"}
     rows.add("mxfp8-megatron-fsdp")
     assert not rows & set(ids)
+
+
+# Rows of batch hreal3: a MoE CUDA graph capture that fails on dynamic shapes (Megatron-LM issue 1598) and
+# the Step-3.5 private layer-spec fix (Megatron-Bridge issue 6012), in other wordings than the eval rows.
+HREAL3_SYMPTOMS = [
+    ("CUDA graph capture fails for DeepSeek V3 because the dispatcher does a device-to-host copy", "0.6.0",
+     "cuda-graph-moe-dynamic-shapes"),
+    ("Our MoE run breaks the graph capture with cuda_graph_impl=transformer_engine and scope moe", "0.5.1",
+     "cuda-graph-moe-dynamic-shapes"),
+    ("Qwen3 235B-A22B 开 CUDA graph 时捕获失败，专家层是动态形状吗？", "0.6.0",
+     "cuda-graph-moe-dynamic-shapes"),
+    ("Loading my converted Step 3.5 checkpoint raises InstantiationException on 0.5.1", "0.5.1",
+     "step35-private-layer-spec"),
+    ("private target path segments are not supported: ['_build_step35_layer_spec']", "0.5.1",
+     "step35-private-layer-spec"),
+    ("Step-3.5 Flash 转换后的检查点加载报错，是已知问题吗？", "0.6.0", "step35-private-layer-spec"),
+]
+
+
+@pytest.mark.parametrize(("question", "version", "expected"), HREAL3_SYMPTOMS)
+def test_hreal3_symptoms_get_their_cause(question, version, expected):
+    assert expected in _ids(question, version)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I turn on CUDA graphs for Qwen3 30B-A3B?",
+        "Which cuda_graph_scope should I use for a MoE model?",
+        "Convert Step-3.5 Flash from Hugging Face to Megatron",
+        "Pretrain step35_196b_a11b on 128 H100",
+        "CUDA graph capture fails for Llama 3 8B with packed sequences",
+    ],
+)
+def test_hreal3_rows_stay_out_of_questions_without_their_symptom(question):
+    assert not {"cuda-graph-moe-dynamic-shapes", "step35-private-layer-spec"} & set(_ids(question, "0.6.0"))
+
+
+def test_the_step35_fix_is_later_on_0_5_1_and_present_from_0_6_0():
+    row = next(c for c in CAUSES if c.id == "step35-private-layer-spec")
+    early, late = row.fact("0.5.1"), row.fact("0.6.0")
+    assert early is not None and (early.kind or row.kind) == "fixed_later" and "0.6.0" in early.en
+    assert late is not None and late.kind == "capability" and row.fact("main") == late
+    assert row.fact("0.3.1") is None  # no Step-3.5 bridge in 0.3.1
+
+
+def test_a_chinese_fact_that_opens_with_a_latin_word_keeps_its_case():
+    question = "Qwen3 30B-A3B 开 CUDA graph 时捕获失败，专家层是动态形状吗？"
+    zh = known_cause_lines(question, "0.6.0", "zh", CAUSES)
+    assert "：dropless 的 MoE 层" in zh
+    en = known_cause_lines("CUDA graph capture fails for our MoE, dynamic shapes?", "0.6.0", "en", CAUSES)
+    assert "): A dropless MoE layer" in en

@@ -165,6 +165,48 @@ def test_of_several_rows_the_one_sharing_words_with_the_question_is_stated():
     assert "#4667" in lead
 
 
+@pytest.mark.parametrize(
+    ("question", "lang", "marker"),
+    [
+        ("Does a newer release stop fine-tuning from randomly initialized weights when I forget the base "
+         "checkpoint?", "en", "#4667"),
+        ("0.5.1 上全参微调没设置 pretrained_checkpoint 会从随机权重开始训练，后续版本修复了吗？", "zh",
+         "#4667"),
+        ("专家张量并行默认等于 TP，新版本修复了吗？", "zh", "expert_tensor_parallel_size"),
+        ("Is it fixed in a later release that merge_lora.py only writes a Megatron checkpoint?", "en",
+         "merge_lora.py"),
+        ("Which version adds a dry-run to check my config?", "en", "--dry-run"),
+    ],
+)
+def test_a_listed_fix_is_stated_for_the_question_its_pattern_matches(question: str, lang: str, marker: str):
+    lead = topic_lead(question, [], "0.5.1", lang, topics=TOPICS, facts=FACTS)
+    assert marker in lead
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it a known bug that the loss spikes after 2000 steps with CUDA graphs? Fixed in a later release?",
+        "用 CUDA graph 训练 2000 步后 loss 突增，这是已知问题吗？后续版本修复了吗？",
+        "Is that a known bug? Fine-tuning Qwen3 8B hangs at the first all-reduce.",
+    ],
+)
+def test_a_question_naming_no_listed_fix_gets_no_unrelated_fix(question: str):
+    lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in question) else "en"
+    hits = [_hit("release-fixes.md#fixes-by-topic")]
+    lead = topic_lead(question, hits, "0.5.1", lang, topics=TOPICS, facts=FACTS)
+    for unrelated in ("#4667", "expert_tensor_parallel_size", "merge_lora", "DeepEP", "convert.sh"):
+        assert unrelated not in lead
+
+
+def test_a_row_with_a_pattern_is_never_picked_by_position():
+    assert FACTS.fact("release-fixes.md#fixes-by-topic", "0.5.1", "Is this a known bug?") is None
+    fact = FACTS.fact("release-fixes.md#fixes-by-topic", "0.5.1", "ETP equals TP for my MoE, known bug?")
+    assert fact is not None and "expert_tensor_parallel_size" in fact.en
+    # a section whose facts carry no pattern still answers any question
+    assert FACTS.fact("release-fixes.md#known-issues", "0.5.1", "Is this a known bug?") is not None
+
+
 def test_a_second_fact_must_share_words_with_the_question():
     lead = topic_lead(
         "How do I turn on HSDP?",

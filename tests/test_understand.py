@@ -702,6 +702,12 @@ def test_a_setting_without_a_run_is_a_rule_question(text: str, intent: str) -> N
         ("Llama3 8B pretrain on 8 H100, enable CUDA graphs", ["cuda_graphs"]),
         ("Llama3 8B on 8 H100 with model.cuda_graph_impl=local, enable cuda graphs", []),  # keys given
         ("Why does CUDA graph capture fail with packed sequences?", []),
+        # a key named after "with" is not a request; full-iteration capture is not the TE-scoped feature
+        ("Llama3 70B on 64 H100: still cuda_graph_impl=local with cuda_graph_scope=full_iteration?", []),
+        ("Pretrain Llama3 70B on 64 H100 and capture the whole iteration; enable CUDA graphs", []),
+        ("用 Megatron-Bridge 0.6.0 训练 Llama3 70B，开启 CUDA graph，把整个迭代捕获成一个图", []),
+        ("Qwen3 8B SFT on 8 H100 with cuda graphs", ["cuda_graphs"]),
+        ("Qwen3 8B SFT 在 8 张 H100 上开 cuda graph", ["cuda_graphs"]),
     ],
 )
 def test_asking_to_turn_on_cuda_graphs_is_a_feature_request(text: str, features: list[str]) -> None:
