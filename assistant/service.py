@@ -28,6 +28,7 @@ from assistant.compose import (
 )
 from assistant.conversation_replies import GREETING_EXAMPLES, greeting_reply, why_lines
 from assistant.errors import UserError
+from assistant.guide_sections import guide_sections
 from assistant.kb import KnowledgeBase, knowledge_base
 from assistant.known_causes import known_cause_lines, load_causes
 from assistant.lexical import MAX_QUERY_CHARS, is_chinese
@@ -240,7 +241,7 @@ def _topic_lead(kb: KnowledgeBase, text: str, slots: Slots, hits: list[Hit], ver
 def _uncovered(kb: KnowledgeBase, text: str, shown: str, version: str, lang: str) -> str:
     """What the question names that nothing shown mentions, said plainly (assistant/topic_answer)."""
     table = load_topics(kb)
-    return uncovered_line(text, shown, version, lang, topics=table)
+    return uncovered_line(text, shown, version, lang, topics=table, guide=guide_sections(kb))
 
 
 RECIPE_NAME = re.compile(r"\b\w+_config\b(?!\.\w)")  # not a file such as transformer_config.py

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from assistant.guide_sections import GuideSection
 from assistant.kb import KnowledgeBase
 from assistant.messages import words
 from assistant.records import Hit
@@ -205,18 +206,65 @@ _QUOTED = re.compile(r"(?<!\w)['\"“‘]([A-Za-z][^'\"”’\n]{24,199})['\"”
 QUOTE_CHARS = 40  # how much of a message is compared: logs and pastes cut or reflow the rest
 
 
+# Where a message's fixed words end: its first sentence, and before a number the run filled in ("2.00 GiB").
+_MESSAGE_END = re.compile(r"\.\s|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+MESSAGE_MIN_CHARS = 12  # a fixed part shorter than this names nothing on its own
+
+
+def _fixed_part(message: str) -> str:
+    cut = _MESSAGE_END.search(message)
+    head = message[: cut.start()] if cut else message
+    return head.strip()[:QUOTE_CHARS].rstrip(" .:,")
+
+
 def _messages(text: str) -> list[str]:
-    """The error messages a question quotes: after "SomeError:", or between quotes."""
+    """The error messages a question quotes (after "SomeError:", or between quotes), each cut to its fixed
+    words: logs differ in the numbers and the sentences after the first."""
     found = [m.group(1) for m in _RAISED.finditer(text)] + [m.group(1) for m in _QUOTED.finditer(text)]
-    return list(dict.fromkeys(m.strip()[:QUOTE_CHARS].rstrip() for m in found))
+    return list(dict.fromkeys(p for m in found if len(p := _fixed_part(m)) >= MESSAGE_MIN_CHARS))
+
+
+def _mentions(term: str, text: str) -> bool:
+    """True when `text` names `term` as a whole word: an acronym in its own case, a key or message in any."""
+    if _ACRONYM.fullmatch(term):
+        return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text) is not None
+    flat = " ".join(text.lower().split())
+    return re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", flat) is not None
+
+
+def covering_section(
+    term: str,
+    guide: Sequence[GuideSection],
+    version: str,
+    lang: str,
+    topic_ids: Sequence[str],
+    *,
+    topics: TopicTable,
+) -> GuideSection | None:
+    """The guide section of this release and language that names `term`: one saying it in prose before one
+    only showing it in a command, one of a topic the question names first, then page order."""
+    named = [t for t in topics.topics if t.id in topic_ids]
+    found = [
+        (not _mentions(term, s.prose), not any(t.covers(s.source) for t in named), i, s)
+        for i, s in enumerate(guide)
+        if s.lang == lang and s.for_version(version) and (_mentions(term, s.prose) or _mentions(term, s.code))
+    ]
+    return min(found, key=lambda f: f[:3])[3] if found else None
 
 
 def uncovered_line(
-    question: str, shown: str, version: str, lang: str, *, topics: TopicTable
+    question: str,
+    shown: str,
+    version: str,
+    lang: str,
+    *,
+    topics: TopicTable,
+    guide: Sequence[GuideSection] = (),
 ) -> str:
     """One honest line when the answer never mentions a key, acronym or error text the question names
     ("padding_free", "GDN", an error message no passage quotes): the shown text is only near the question,
-    so say what is not covered and where that release documents it. "" when everything named appears."""
+    so say where the guide covers it when some section of `guide` does, else say it is not covered and
+    where that release documents it. "" when everything named appears."""
     seen = shown.lower()
     named = [m for m in _IDENTIFIER.findall(question) if m not in seen]
     named += [m for m in _ACRONYM.findall(question) if m not in _KNOWN_ACRONYMS and m.lower() not in seen]
@@ -226,8 +274,27 @@ def uncovered_line(
             named.append(message)
     if not named:
         return ""
-    listed = ", ".join(f"`{n}`" for n in dict.fromkeys(named))
     ids = [t.id for t in topics.named_in(question)]
-    paths = topics.upstream_for(ids, version) or topics.fallback.get(version, ())
-    where = words(lang, "sep.and").join(f"`{p}`" for p in paths)
-    return words(lang, "topic_answer.uncovered", listed=listed, version=version, where=where)
+    covered: dict[GuideSection, list[str]] = {}
+    missing: list[str] = []
+    for term in dict.fromkeys(named):
+        section = covering_section(term, guide, version, lang, ids, topics=topics)
+        if section is None:
+            missing.append(term)
+        else:
+            covered.setdefault(section, []).append(term)
+    lines = [
+        words(lang, "topic_answer.covered", listed=_listed(terms), source=s.source, heading=s.heading)
+        for s, terms in covered.items()
+    ]
+    if missing:
+        paths = topics.upstream_for(ids, version) or topics.fallback.get(version, ())
+        where = words(lang, "sep.and").join(f"`{p}`" for p in paths)
+        lines.append(
+            words(lang, "topic_answer.uncovered", listed=_listed(missing), version=version, where=where)
+        )
+    return "\n\n".join(lines)
+
+
+def _listed(terms: Sequence[str]) -> str:
+    return ", ".join(f"`{t}`" for t in terms)

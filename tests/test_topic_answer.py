@@ -268,3 +268,53 @@ def test_what_the_question_names_and_nothing_shown_mentions_is_said_plainly():
     assert uncovered_line(quoted, shown, "0.6.0", "en", topics=TOPICS) == ""
     zh = uncovered_line("GDN 层能单独重计算吗？", "recompute_modules", "0.5.1", "zh", topics=TOPICS)
     assert zh.startswith("知识库中没有找到关于 `GDN` 的内容（Megatron-Bridge 0.5.1）")
+
+
+def test_a_key_the_shown_passages_lack_but_the_guide_covers_cites_that_section():
+    from assistant.guide_sections import guide_sections
+    from assistant.topic_answer import uncovered_line
+
+    guide = guide_sections(KnowledgeBase(KNOWLEDGE_BASE))
+    shown = "Full recompute does not combine with TE-scoped CUDA graphs"
+    question = "With MoE and CUDA graphs, what should cuda_graph_scope be set to on 0.6.0?"
+    line = uncovered_line(question, shown, "0.6.0", "en", topics=TOPICS, guide=guide)
+    # the section that explains the key in prose, not a page that only shows it in a command
+    assert line == (
+        "The guide covers `cuda_graph_scope` in `guide/en/cuda-graphs.md#cuda-graph-scopes` "
+        "(CUDA graphs > Scopes: what gets captured)."
+    )
+    zh = uncovered_line("0.6.0 上 MoE 用 CUDA graph 时 cuda_graph_scope 应该怎么设？", shown, "0.6.0", "zh",
+                        topics=TOPICS, guide=guide)  # fmt: skip
+    assert zh.startswith("指南在 `guide/zh/cuda-graphs.md#cuda-graph-scopes`（CUDA graph > ")
+    assert zh.endswith("中介绍了 `cuda_graph_scope`。") and "没有找到" not in zh
+    # a key the guide does not name anywhere is still said to be uncovered, next to one it covers
+    both_q = "Does padding_free work with cuda_graph_scope=[attn]?"
+    both = uncovered_line(both_q, shown, "0.6.0", "en", topics=TOPICS, guide=guide)
+    assert "covers `cuda_graph_scope`" in both and "Nothing in the guide covers `padding_free`" in both
+    # a page marked for other releases does not cover the key for this one
+    recipe_pages = [s for s in guide if s.source.startswith("guide/en/recipe-unification.md")]
+    assert recipe_pages and not any(s.for_version("0.3.1") for s in recipe_pages)
+
+
+@pytest.mark.integration
+def test_the_answer_to_a_key_outside_the_retrieved_passages_cites_where_the_guide_covers_it():
+    from assistant.service import ask
+
+    en = "With MoE and CUDA graphs, what should cuda_graph_scope be set to on 0.6.0?"
+    zh = "0.6.0 上 MoE 用 CUDA graph 时 cuda_graph_scope 应该怎么设？"
+    cases = ((en, "en", "Nothing in the guide"), (zh, "zh", "没有找到关于 `cuda_graph_scope`"))
+    for question, lang, wrong in cases:
+        answer = ask(question, version="0.6.0", lang=lang)
+        assert wrong not in answer.answer_markdown
+        assert f"`guide/{lang}/cuda-graphs.md#cuda-graph-scopes`" in answer.answer_markdown
+
+
+def test_a_quoted_message_is_compared_by_its_fixed_words_not_the_numbers_of_one_run():
+    from assistant.topic_answer import uncovered_line
+
+    question = "I ran it and got torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    shown = "Error: usually a plain `torch.OutOfMemoryError: CUDA out of memory`."
+    assert uncovered_line(question, shown, "0.6.0", "en", topics=TOPICS) == ""
+    # a message no passage quotes is still named, cut before the run's own numbers
+    other = "it fails with RuntimeError: NCCL timeout after 1800 seconds on rank 3 of the job"
+    assert "`NCCL timeout after`" in uncovered_line(other, shown, "0.6.0", "en", topics=TOPICS)

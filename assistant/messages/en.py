@@ -197,6 +197,7 @@ MESSAGES: dict[str, str] = {
     "topic_answer.about": ", for {entity}",
     "topic_answer.line": "{head}{body}.",
     "topic_answer.upstream": "Upstream doc in that release: {docs}.",
+    "topic_answer.covered": "The guide covers {listed} in `{source}` ({heading}).",
     "topic_answer.uncovered": (
         "Nothing in the guide covers {listed} for Megatron-Bridge {version}; the answer lives in {where}."
     ),

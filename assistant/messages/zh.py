@@ -161,6 +161,7 @@ MESSAGES: dict[str, str] = {
     "topic_answer.about": "，针对 {entity}",
     "topic_answer.line": "{head}{body}。",
     "topic_answer.upstream": "该版本的上游文档：{docs}。",
+    "topic_answer.covered": "指南在 `{source}`（{heading}）中介绍了 {listed}。",
     "topic_answer.uncovered": (
         "知识库中没有找到关于 {listed} 的内容（Megatron-Bridge {version}）；请查阅该版本的 {where}。"
     ),
