@@ -540,10 +540,15 @@ def is_small_talk(prose: str) -> bool:
     """Every clause of the message is a greeting, a self-introduction or a "what can you do"."""
     clauses = [c for c in _CLAUSE_SPLIT.split(prose.strip()) if c]
     return bool(clauses) and all(_SMALL_TALK_CLAUSE.search(c) for c in clauses)
-# A short follow-up on the last plan: "why?", "why this one?", "为什么？".
+# A short follow-up on the last plan: "why?", "why that parallelism?", "why did you pick this one?"
+# (normalised to "1"), "为什么选这个配方？".
 _WHY = rx(
-    r"^\W*(?:but |and |so )?(?:why|为什么|为啥)(?:\s*(?:this|that|it|so|not|这个|这样)"
-    r"(?: one| recipe| layout| plan| choice|配方|布局)?)?(?:\s*though)?\W*$"
+    r"^\W*(?:but |and |so )?(?:why|为什么|为啥)"
+    r"(?:\s*(?:did you |do you |would you )?(?:pick|choose|chose|recommend|suggest|use|go with"
+    r"|选了|选择|选|推荐了|推荐|要用|用))?"
+    r"(?:\s*(?:this|that|these|those|it|so|not|the|这个|这样|这种|这些|该))?"
+    r"(?:\s*(?:one|1|recipe|layout|plan|choice|parallelism|split|config|configuration|setup|settings?"
+    r"|配方|布局|并行(?:方式|策略|设置|配置)?|配置|方案|设置))?(?:\s*though)?\W*$"
 )
 FOLLOW_UP_CHARS = 80
 

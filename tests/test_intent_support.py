@@ -338,6 +338,31 @@ def test_follow_ups_apply_to_the_last_plan_only() -> None:
     assert Conversation().update(hear("it's slow, why?"), text="x").intent != "recommend"
 
 
+WHY_WORDINGS = [
+    "why that parallelism?",
+    "why did you pick this one?",
+    "Why this config?",
+    "为什么用这个并行？",
+    "为什么选这个配方？",
+]
+
+
+@pytest.mark.parametrize("text", WHY_WORDINGS)
+def test_why_about_the_plan_in_other_words_asks_about_the_last_plan(text: str) -> None:
+    conv = Conversation()
+    conv.update(hear("Llama3 70B pretrain on 64 H100"), text="Llama3 70B pretrain on 64 H100")
+    why = conv.update(hear(text), text=text)
+    assert (why.intent, why.model_stem, why.num_gpus, why.asks_why) == ("recommend", "llama3_70b", 64, True)
+
+
+RULE_WHYS = ["why is sequence parallel needed?", "why use FSDP?", "为什么要开序列并行？"]
+
+
+@pytest.mark.parametrize("text", RULE_WHYS)
+def test_a_why_question_about_a_rule_is_not_about_the_last_plan(text: str) -> None:
+    assert not hear(text).asks_why
+
+
 def test_known_stems_are_unchanged_by_family_prefixes() -> None:
     stems = known_stems(load_catalog("0.6.0"))
     assert "deepseek_v4_flash" in stems and "deepseek_v4" not in stems
