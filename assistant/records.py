@@ -470,6 +470,7 @@ class Slots(Record):
     # Follow-ups about the last plan: "it's slow, why?" (where its step time goes), "why?" (why this recipe).
     speed_question: bool | None = None
     asks_why: bool | None = None
+    asks_plan: bool | None = None  # "how fast will it be?", "放得下吗？": the last plan again, fit and speed
     # The recipe was picked from the version's quick-reference table for an intent with no model named.
     quick_pick: str | None = None
     quick_assumed: bool | None = None  # its GPUs were assumed (8 × H100), not said

@@ -17,7 +17,7 @@ MODEL_SLOTS = ("model_text", "model_stem", "hf_model_id", "recipe_name", "overri
 # The GPU count, node count and GPUs per node are restated together ("and on 8 GPUs?" replaces "2 nodes x 8").
 COUNT_SLOTS = ("num_gpus", "num_nodes", "gpus_per_node")
 # Said once for one turn only.
-TURN_SLOTS = ("error_text", "other_version", "speed_question", "asks_why")
+TURN_SLOTS = ("error_text", "other_version", "speed_question", "asks_why", "asks_plan")
 
 
 class Conversation:
@@ -146,7 +146,7 @@ def _merged_intent(old: Slots, new: Slots) -> str:
     if _about_last_plan(old, new):
         # "It's slow" after a config check re-checks that config with the speed breakdown; "fastest?" and
         # "why?" ask for a plan.
-        keeps_check = old.intent == "validate" and new.speed_question
+        keeps_check = old.intent == "validate" and bool(new.speed_question or new.asks_plan)
         return old.intent if keeps_check or old.intent != "validate" else "recommend"
     if new.intent != "recommend":
         return new.intent
@@ -163,8 +163,9 @@ def _amends_config(slots: Slots) -> bool:
 
 
 def _about_last_plan(old: Slots, new: Slots) -> bool:
-    """ "What's the fastest layout for this?", "it's slow, why?", "why?" after a plan: a question about it."""
-    asks = new.wants_fastest or new.speed_question or new.asks_why
+    """ "What's the fastest layout for this?", "it's slow, why?", "why?", "will it fit?" after a plan: a
+    question about it."""
+    asks = new.wants_fastest or new.speed_question or new.asks_why or new.asks_plan
     planned = old.intent in ("recommend", "benchmark", "first_try", "validate") and (
         _names_model(old) or bool(old.recipe_name)
     )

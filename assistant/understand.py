@@ -550,6 +550,14 @@ _WHY = rx(
     r"(?:\s*(?:one|1|recipe|layout|plan|choice|parallelism|split|config|configuration|setup|settings?"
     r"|配方|布局|并行(?:方式|策略|设置|配置)?|配置|方案|设置))?(?:\s*though)?\W*$"
 )
+# "how fast will it be?", "will it fit?", "吞吐大概多少？", "放得下吗？": the last plan's speed or memory.
+_PLAN_QUESTION = rx(
+    r"^\W*(?:and |so |but |ok |okay )?(?:how fast|how quick|how long (?:will|would|does)"
+    r"|what (?:throughput|speed|mfu|step time)|how much (?:memory|vram|gpu memory)|how many tokens"
+    r"|(?:will|would|does|can) (?:it|that|this)(?: 1| plan| layout| recipe)? fit)\b"
+    r"|跑多快|多快|(?:吞吐|速度|步时)(?:大概|大约|能有|会是|是)?多少|(?:需要|要|占|用)(?:多少|多大)显存"
+    r"|显存(?:够不够|够吗|需要多少|占用多少|要多少)|放得下|装得下|能放下|塞得下"
+)
 FOLLOW_UP_CHARS = 80
 
 
@@ -775,6 +783,8 @@ def understand(
             slots["speed_question"] = True
         elif _WHY.search(t) and intent != "troubleshoot":
             slots["asks_why"] = True
+        elif _PLAN_QUESTION.search(t) and intent != "troubleshoot":
+            slots["asks_plan"] = True
     slots["intent"] = intent
     if intent == "troubleshoot":
         slots["error_text"] = error_text

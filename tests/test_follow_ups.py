@@ -124,3 +124,20 @@ def test_an_error_after_a_recommendation_is_diagnosed_for_that_recipe(first, sec
     assert answer.recipe is not None and f"--recipe {answer.recipe.name}" in _command(answer)
     if first == EN:
         assert any(c.source.endswith("batch-size.md#oom-lower-mbs") for c in answer.citations)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "fit", "speed"),
+    [
+        (EN, "how fast will it be?", "**Will it fit?**", "**How fast?**"),
+        (ZH, "吞吐大概多少？", "**显存是否够用？**", "**速度估计：**"),
+        (ZH, "放得下吗？", "**显存是否够用？**", "**速度估计：**"),
+    ],
+)
+def test_a_question_on_the_plans_speed_or_memory_answers_with_that_plan(first, second, fit, speed):
+    """Was "outside what I can answer" or a guide quote without the plan."""
+    answer = _second(first, second)
+    recipe = ZH_RECIPE if first == ZH else EN_RECIPE
+    assert answer.intent == "recommend" and answer.recipe is not None and answer.recipe.name == recipe
+    assert fit in answer.answer_markdown and speed in answer.answer_markdown
+    assert answer.estimate is not None and answer.estimate.throughput is not None

@@ -355,6 +355,24 @@ def test_why_about_the_plan_in_other_words_asks_about_the_last_plan(text: str) -
     assert (why.intent, why.model_stem, why.num_gpus, why.asks_why) == ("recommend", "llama3_70b", 64, True)
 
 
+PLAN_QUESTIONS = ["how fast will it be?", "how much memory does it need?", "吞吐大概多少？", "能跑多快？"]
+PLAN_QUESTIONS += ["放得下吗？"]
+
+
+@pytest.mark.parametrize("text", PLAN_QUESTIONS)
+def test_a_short_question_on_speed_or_memory_asks_about_the_last_plan(text: str) -> None:
+    """Was out of scope ("how fast will it be?") or a guide quote ("吞吐大概多少？") that forgot the plan."""
+    conv = Conversation()
+    conv.update(hear("Llama3 70B pretrain on 64 H100"), text="Llama3 70B pretrain on 64 H100")
+    asked = conv.update(hear(text), text=text)
+    kept = (asked.intent, asked.model_stem, asked.num_gpus, asked.asks_plan)
+    assert kept == ("recommend", "llama3_70b", 64, True)
+    # said once: the next turn does not ask it again
+    assert not conv.update(hear("and on 128 GPUs?"), text="x").asks_plan
+    # with no plan yet, the question is not a recommendation of a model nobody named
+    assert Conversation().update(hear(text), text=text).intent != "recommend"
+
+
 RULE_WHYS = ["why is sequence parallel needed?", "why use FSDP?", "为什么要开序列并行？"]
 
 
