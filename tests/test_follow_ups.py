@@ -141,3 +141,24 @@ def test_a_question_on_the_plans_speed_or_memory_answers_with_that_plan(first, s
     assert answer.intent == "recommend" and answer.recipe is not None and answer.recipe.name == recipe
     assert fit in answer.answer_markdown and speed in answer.answer_markdown
     assert answer.estimate is not None and answer.estimate.throughput is not None
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "recipe", "goal"),
+    [
+        (EN, "what about Qwen3 14B?", "qwen3_14b_sft_config", "sft"),
+        (ZH, "换成 Qwen3 14B 呢？", "qwen3_14b_sft_config", "sft"),
+        (EN, "same but pretraining", "llama31_8b_pretrain_config", "pretrain"),
+        (ZH, "改成预训练呢？", "qwen3_8b_pretrain_config", "pretrain"),
+        (ZH, "序列长度 16k 呢？", "qwen3_8b_sft_32k_config", "sft"),
+    ],
+)
+def test_a_follow_up_on_the_model_goal_or_length_keeps_the_gpus_and_release(first, second, recipe, goal):
+    answer = _second(first, second)
+    assert answer.intent == "recommend" and answer.recipe is not None and answer.recipe.name == recipe
+    assert (answer.slots.goal, answer.slots.num_gpus, answer.slots.gpu_type, answer.version) == (
+        goal,
+        8,
+        "h100",
+        "0.6.0",
+    )
