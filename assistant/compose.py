@@ -105,7 +105,11 @@ def _recipe_section(rec: Recommendation, lang: str) -> list[str]:
     if record.encoded_gpus:
         # A library recipe's name gives the world size of its layout (TP·PP·CP); only benchmark recipes
         # are named for the GPUs NVIDIA runs them on.
+        # Some library names count more GPUs than the layout needs (qwen3_8b_pretrain_16gpu_h100_bf16_config
+        # at TP 1 · PP 1): then the name is the size it was written for, not the layout's minimum.
         key = "name_gpus" if record.kind == "benchmark" else "name_gpus_library"
+        if key == "name_gpus_library" and record.min_gpus and record.encoded_gpus != record.min_gpus:
+            key = "name_gpus_library_sized"
         gpu_bits.append(t(key, lang, n=record.encoded_gpus, s="" if record.encoded_gpus == 1 else "s"))
     lines = [
         head,

@@ -72,3 +72,23 @@ def test_a_recipe_run_on_the_gpus_its_name_says_is_not_called_unfit_without_sayi
     rec.cluster = Cluster(num_gpus=1, gpu_type="h100")
     rec.selection = Selection(record.model_copy(update={"kind": "library"}), "exact")
     assert "named for exactly" not in _fit_section(rec, "en")[0]
+
+
+def test_a_library_name_that_counts_more_gpus_than_its_layout_is_not_called_its_minimum() -> None:
+    """qwen3_8b_pretrain_16gpu_h100_bf16_config runs TP 1 · PP 1: its 16 GPUs are the size it was written
+    for; llama3_8b_pretrain_2gpu_h100_bf16_config (TP 2) is named for its layout's minimum."""
+    from assistant.compose import _recipe_section
+    from assistant.recommend import Recommendation, Selection
+    from assistant.records import Slots
+    from tests.test_rules_fixtures import make_record
+
+    def header(encoded: int, minimum: int, lang: str) -> str:
+        record = make_record("x_16gpu_h100_bf16_config", encoded_gpus=encoded, min_gpus=minimum)
+        rec = Recommendation(slots=Slots(), version="0.6.0", selection=Selection(record, "exact"))
+        return "\n".join(_recipe_section(rec, lang))
+
+    sized = header(16, 1, "en")
+    assert "the size it was written for, not its layout's minimum" in sized
+    assert "minimum world size" not in sized
+    assert "编写时针对的规模" in header(16, 1, "zh")
+    assert "its layout's minimum world size" in header(2, 2, "en")

@@ -332,6 +332,10 @@ MESSAGES: dict[str, str] = {
     "section.name_gpus_library": (
         "the {n} GPU{s} in its name are its layout's minimum world size, not a measured run"
     ),
+    "section.name_gpus_library_sized": (
+        "the {n} GPU{s} in its name are the size it was written for, not its layout's minimum and not a "
+        "measured run"
+    ),
     "section.plan": "Plan on your {n} × {gpu}",
     "section.no_plan": "No valid layout on {n} × {gpu}; see the findings.",
     "section.launch": "Launch",

@@ -276,6 +276,9 @@ MESSAGES: dict[str, str] = {
     "section.min_gpus": "至少需要 {n} 张 GPU",
     "section.name_gpus": "函数名中标注在 {n} 张 GPU 上验证",
     "section.name_gpus_library": "函数名中的 {n} 张 GPU 是其布局的最小规模，并非实测运行",
+    "section.name_gpus_library_sized": (
+        "函数名中的 {n} 张 GPU 是它编写时针对的规模，不是其布局的最小规模，也并非实测运行"
+    ),
     "section.plan": "在你的 {n} × {gpu} 上的方案",
     "section.no_plan": "在 {n} × {gpu} 上没有合法的并行布局，原因见下方检查结果。",
     "section.launch": "启动命令",
