@@ -94,7 +94,8 @@ class IndexUnavailable(UserError):
         self.reason = reason
 
 
-GENERATION_NAME = re.compile(r"^gen-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+# With microseconds since 2026-12-04 (ingest/store.py new_generation_name); without them before.
+GENERATION_NAME = re.compile(r"^gen-[0-9]{8}-[0-9]{6}(-[0-9]{6})?-[0-9a-f]{6}$")
 
 
 def current_generation(settings: Settings, client=None) -> str | None:

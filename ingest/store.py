@@ -133,7 +133,7 @@ def write_index(
     if previous and same_model and not to_add and not to_remove and _up_to_date(settings, previous):
         return IngestReport(previous, 0, 0, len(unique), len(unique), time.perf_counter() - started)
 
-    generation = time.strftime("gen-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    generation = new_generation_name(time.time())
     # BM25 tokens first: they run while a started export finishes in its process.
     metadatas = _metadatas(to_add)
 
@@ -257,6 +257,13 @@ def _copy_collection(client, source: str, target: str, *, skip: set[str]) -> Non
             metadatas=[data["metadatas"][i] for i in rows],
             documents=[data["documents"][i] for i in rows],
         )
+
+
+def new_generation_name(now: float) -> str:
+    """gen-<local date>-<time>-<microseconds>-<random>: names sort in creation order, which pruning relies on,
+    even for two ingests in the same second (whose random suffixes alone once sorted them by chance)."""
+    micro = int(now * 1_000_000) % 1_000_000  # floored, as localtime floors the seconds
+    return time.strftime("gen-%Y%m%d-%H%M%S-", time.localtime(now)) + f"{micro:06d}-" + uuid.uuid4().hex[:6]
 
 
 def _prune_persistent(root: Path, *, keep: set[str | None]) -> None:
