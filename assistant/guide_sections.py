@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from assistant.kb import KnowledgeBase
 from assistant.memo import per_object
@@ -31,6 +32,16 @@ class GuideSection:
 
     def for_version(self, version: str) -> bool:
         return not self.versions or version in self.versions
+
+    # Lower-cased with whitespace runs as one space, made once per section: a lookup compares every
+    # section with each term a question names, on the answer path.
+    @cached_property
+    def flat_prose(self) -> str:
+        return " ".join(self.prose.lower().split())
+
+    @cached_property
+    def flat_code(self) -> str:
+        return " ".join(self.code.lower().split())
 
 
 def _front_versions(text: str) -> tuple[str, ...]:

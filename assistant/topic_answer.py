@@ -11,7 +11,7 @@ Pure apart from `load_facts`; no fact is written that the table does not hold.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -224,12 +224,14 @@ def _messages(text: str) -> list[str]:
     return list(dict.fromkeys(p for m in found if len(p := _fixed_part(m)) >= MESSAGE_MIN_CHARS))
 
 
-def _mentions(term: str, text: str) -> bool:
-    """True when `text` names `term` as a whole word: an acronym in its own case, a key or message in any."""
+def _mention_test(term: str) -> Callable[[str, str], bool]:
+    """Whether a text names `term` as a whole word: an acronym in its own case (searched in the text), a key
+    or message in any (searched in the text lower-cased, whitespace runs as one space: `flat`)."""
     if _ACRONYM.fullmatch(term):
-        return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text) is not None
-    flat = " ".join(text.lower().split())
-    return re.search(rf"(?<!\w){re.escape(term.lower())}(?!\w)", flat) is not None
+        acronym = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])")
+        return lambda text, flat: acronym.search(text) is not None
+    key = re.compile(rf"(?<!\w){re.escape(term.lower())}(?!\w)")
+    return lambda text, flat: key.search(flat) is not None
 
 
 def covering_section(
@@ -244,11 +246,14 @@ def covering_section(
     """The guide section of this release and language that names `term`: one saying it in prose before one
     only showing it in a command, one of a topic the question names first, then page order."""
     named = [t for t in topics.topics if t.id in topic_ids]
-    found = [
-        (not _mentions(term, s.prose), not any(t.covers(s.source) for t in named), i, s)
-        for i, s in enumerate(guide)
-        if s.lang == lang and s.for_version(version) and (_mentions(term, s.prose) or _mentions(term, s.code))
-    ]
+    mentions = _mention_test(term)
+    found = []
+    for i, s in enumerate(guide):
+        if s.lang != lang or not s.for_version(version):
+            continue
+        in_prose = mentions(s.prose, s.flat_prose)
+        if in_prose or mentions(s.code, s.flat_code):
+            found.append((not in_prose, not any(t.covers(s.source) for t in named), i, s))
     return min(found, key=lambda f: f[:3])[3] if found else None
 
 
