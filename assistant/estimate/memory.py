@@ -428,7 +428,6 @@ def estimate_memory(
     dropout_masks = tokens * d.hidden / tp_div if run.hidden_dropout > 0 else 0.0
 
     frozen = frozen_linears(run)
-    lm_trained = mode != "peft" and "language_model" not in run.features.frozen
 
     def saved_bytes(mix: LayerMix) -> float:
         """What the layers of `mix` save for backward, one micro-batch."""
@@ -476,7 +475,7 @@ def estimate_memory(
             grads = adapters * grad_bytes
             optimizer = adapters * opt_bytes / dense_shard
         else:
-            trained = 1.0 if lm_trained else 0.0  # a frozen language model keeps only its weights
+            trained = 0.0 if run.language_model_frozen else 1.0  # a frozen language model keeps its weights
             params = weights * param_bytes
             grads = weights * grad_bytes * trained
             optimizer = trained * ((sharded + replicated) * opt_bytes / dense_shard
@@ -577,7 +576,7 @@ def frozen_linears(run: RunSettings) -> frozenset[str] | None:
     model every one (empty set); None when the whole model trains."""
     if run.mode == "peft":
         return frozenset(run.features.lora_targets or LORA_TARGETS)
-    return frozenset() if "language_model" in run.features.frozen else None
+    return frozenset() if run.language_model_frozen else None
 
 
 def _vision_state(
@@ -793,7 +792,7 @@ def memory_floor(
     param_bytes = weight_bytes(run)
     grad_bytes = 4.0 if run.grad_reduce_in_fp32 else 2.0
     opt_bytes = run.optimizer_bytes or (8.0 if run.precision_aware_optimizer else 12.0)
-    peft = run.mode == "peft" or "language_model" in run.features.frozen  # weights only
+    peft = run.mode == "peft" or run.language_model_frozen  # weights only
     modules = set(run.recompute_modules or ["core_attn"]) if run.recompute == "selective" else set()
     frozen = frozen_linears(run)
     floor = 0.0

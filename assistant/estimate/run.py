@@ -61,6 +61,12 @@ class RunSettings:
     # Speed features, plus what memory reads from them (mtp_layers, te_cross_entropy, lora_targets).
     features: RunFeatures = field(default_factory=RunFeatures)
 
+    @property
+    def language_model_frozen(self) -> bool:
+        """The recipe freezes the language model (freeze_language_model) in a run that is not LoRA: it keeps
+        its weights and trains nothing, like a LoRA base without adapters."""
+        return self.mode != "peft" and "language_model" in self.features.frozen
+
     def but(self, **changes: object) -> RunSettings:
         """A copy with some settings changed (dataclasses.replace)."""
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -181,7 +181,7 @@ def estimate_throughput(
     tokens_gpu = gbs * seq_length / gpus  # tokens each GPU processes per step (work is evenly split)
     # A recipe's frozen language model (freeze_language_model) trains like a LoRA base: no weight gradients,
     # so no gradient reduction or optimizer step for it either.
-    lm_frozen = mode != "peft" and "language_model" in feats.frozen
+    lm_frozen = run.language_model_frozen
     frozen_base = mode == "peft" or lm_frozen
     peft_factor = 2 / 3 if frozen_base else 1.0  # frozen weights get no weight-gradient GEMM
     eff = cal.gemm_eff(hw.calibration_key, precision)
