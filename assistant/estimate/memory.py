@@ -528,9 +528,7 @@ def estimate_memory(
     if stage != "max":
         results = [results[0] if stage == "first" else results[-1]]  # ranks are sorted: 0 first, pp-1 last
     allocated, rank, params, grads, optimizer, activations, logits, offloaded = max(results)
-    graph = (ov.cuda_graph_pp_gib if p > 1 else ov.cuda_graph_gib) * GIB if run.cuda_graphs else 0.0
-    overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
-    peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
+    overhead, peak = fixed_terms(allocated, ov, cuda_graphs=run.cuda_graphs, pp=p)
     assumptions += _assumptions(sp, t, unit, quantized_weights, recompute, modules, run.distributed_optimizer,
                                 dp, c, ov, run.cuda_graphs)  # fmt: skip
     if run.unfused_attention:
@@ -568,6 +566,15 @@ def estimate_memory(
         offloaded_bytes=offloaded,
         assumptions=assumptions,
     )
+
+
+def fixed_terms(allocated: float, ov: MemoryOverheads, *, cuda_graphs: bool, pp: int) -> tuple[float, float]:
+    """(overheads, peak) of a stage that allocates `allocated` bytes (workspaces included): the CUDA context
+    and NCCL, allocator fragmentation and CUDA-graph pools come on top; the workspaces count as overhead."""
+    graph = (ov.cuda_graph_pp_gib if pp > 1 else ov.cuda_graph_gib) * GIB if cuda_graphs else 0.0
+    overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
+    peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
+    return overhead, peak
 
 
 def frozen_linears(run: RunSettings) -> frozenset[str] | None:

@@ -30,6 +30,7 @@ from assistant.estimate.memory import (
     MemoryOverheads,
     chunk_sizes,
     data_parallel_size,
+    fixed_terms,
     weight_bytes,
 )
 from assistant.estimate.run import RunSettings
@@ -143,9 +144,7 @@ def _estimate(
 ) -> MemoryEstimate:
     """The estimate of the busiest stage: the fixed overheads (workspaces, CUDA context, fragmentation,
     CUDA graphs) on top of what the stage allocates."""
-    graph = (ov.cuda_graph_pp_gib if pp > 1 else ov.cuda_graph_gib) * GIB if run.cuda_graphs else 0.0
-    overhead = ov.workspace_gib * GIB + allocated * ov.fragmentation + ov.non_torch_gib * GIB + graph
-    peak = allocated * (1 + ov.fragmentation) + ov.non_torch_gib * GIB + graph
+    overhead, peak = fixed_terms(allocated, ov, cuda_graphs=run.cuda_graphs, pp=pp)
     return MemoryEstimate(
         peak_bytes=peak,
         usable_bytes=hw.usable_bytes,
