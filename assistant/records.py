@@ -475,6 +475,11 @@ class Slots(Record):
     quick_pick: str | None = None
     quick_assumed: bool | None = None  # its GPUs were assumed (8 × H100), not said
 
+    @property
+    def about_a_plan(self) -> bool:
+        """A question about a plan: the fastest layout, where its time goes, why picked, does it fit."""
+        return bool(self.wants_fastest or self.speed_question or self.asks_why or self.asks_plan)
+
 
 # ---------------------------------------------------------------- answers (assistant -> front ends, evals)
 

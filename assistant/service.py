@@ -949,8 +949,7 @@ def _ask_routed(
         answer.answer_markdown = greeting_reply(answer_lang, ctx.catalog.version, families)
         answer.follow_up = GREETING_EXAMPLES[answer_lang]
         return answer
-    asks_plan = slots.wants_fastest or slots.speed_question or slots.asks_why or slots.asks_plan
-    if slots.intent == "out_of_scope" and asks_plan:
+    if slots.intent == "out_of_scope" and slots.about_a_plan:
         # "What's the fastest layout for this?" with no plan yet: for which run.
         answer.answer_markdown = clarifying_question(["model", "num_gpus"], answer_lang)
         answer.follow_up = [answer.answer_markdown]

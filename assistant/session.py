@@ -165,11 +165,10 @@ def _amends_config(slots: Slots) -> bool:
 def _about_last_plan(old: Slots, new: Slots) -> bool:
     """ "What's the fastest layout for this?", "it's slow, why?", "why?", "will it fit?" after a plan: a
     question about it."""
-    asks = new.wants_fastest or new.speed_question or new.asks_why or new.asks_plan
     planned = old.intent in ("recommend", "benchmark", "first_try", "validate") and (
         _names_model(old) or bool(old.recipe_name)
     )
-    return bool(asks) and planned and not _names_model(new)
+    return new.about_a_plan and planned and not _names_model(new)
 
 
 def _amends_last_plan(old: Slots, new: Slots) -> bool:
